@@ -1,0 +1,25 @@
+"""One test per real capture: the emulated screen, classified by the agent's manifest, is the truth."""
+import pytest
+
+from tmux_agentstate.catalog import BUNDLED_DIR, Catalog
+from tmux_agentstate.fixtures import load_index
+from tmux_agentstate.screen import replay
+
+FIXTURES = load_index()
+CATALOG = Catalog([BUNDLED_DIR])
+
+
+@pytest.mark.parametrize("fx", FIXTURES, ids=[f.id for f in FIXTURES])
+def test_fixture(fx):
+    manifest = CATALOG.get(fx.agent)
+    assert manifest is not None, f"no manifest for {fx.agent}"
+    screen = replay(fx.path.read_bytes(), fx.rows, fx.cols)
+    match = manifest.evaluate(screen.view())
+    assert match.state == fx.state, (
+        f"{fx.kind}: got {match.state} via {match.rule!r} on {match.line!r}\n" + "\n".join(screen.rows()))
+
+
+def test_index_files_exist_and_states_are_valid():
+    for fx in FIXTURES:
+        assert fx.path.is_file(), fx.path
+        assert fx.state in ("blocked", "working", "idle"), fx.id

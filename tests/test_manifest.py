@@ -1,0 +1,150 @@
+"""Manifest loading, validation and evaluation; the catalog's override and last-good rules."""
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tmux_agentstate.catalog import BUNDLED_DIR, Catalog
+from tmux_agentstate.manifest import Manifest, ManifestError, load_manifest, parse_manifest
+from tmux_agentstate.screen import ScreenView
+
+GOOD = '''
+name = "demo"
+fallback = "idle"
+[identify]
+commands = ["demo"]
+title = ['Demo Agent']
+screen = ['demo> ']
+[[rules]]
+id = "dialog"
+state = "blocked"
+any = ['Allow this\\?', 'Enter to confirm']
+not = ['\\(answered\\)']
+[[rules]]
+id = "spinner"
+state = "working"
+region = "bottom"
+rows = 2
+any = ['esc to interrupt']
+[[rules]]
+id = "codex-osc"
+state = "working"
+region = "osc_state"
+any = ['^state=working']
+[[rules]]
+id = "cursor-prompt"
+state = "idle"
+region = "cursor_row"
+all = ['^demo> ']
+'''
+
+
+def view(rows, cursor_row=0, title="", osc=""):
+    return ScreenView(list(rows), cursor_row, title, osc)
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(text)
+    return p
+
+
+def test_first_match_wins_blocked_before_working(tmp_path):
+    m = load_manifest(write(tmp_path, "demo", GOOD))
+    v = view(["  Allow this?", "", "working… (esc to interrupt)"])
+    assert m.evaluate(v) == m.evaluate(v).__class__("blocked", "dialog", "  Allow this?")
+
+
+def test_not_patterns_veto_a_rule(tmp_path):
+    m = load_manifest(write(tmp_path, "demo", GOOD))
+    assert m.evaluate(view(["Allow this? (answered)"])).state == "idle"
+
+
+def test_bottom_region_sees_only_last_nonempty_rows(tmp_path):
+    m = load_manifest(write(tmp_path, "demo", GOOD))
+    assert m.evaluate(view(["esc to interrupt", "a", "", "b", ""])).rule is None
+    assert m.evaluate(view(["x", "esc to interrupt", "", "b", ""])).rule == "spinner"
+
+
+def test_cursor_row_and_osc_regions(tmp_path):
+    m = load_manifest(write(tmp_path, "demo", GOOD))
+    assert m.evaluate(view(["demo> old question", "output"], cursor_row=1)).rule is None
+    assert m.evaluate(view(["output", "demo> "], cursor_row=1)).rule == "cursor-prompt"
+    assert m.evaluate(view(["demo> "], osc="state=working:app=x")).rule == "codex-osc"
+
+
+def test_no_match_is_fallback_never_blocked(tmp_path):
+    m = load_manifest(write(tmp_path, "demo", GOOD.replace('fallback = "idle"', 'fallback = "working"')))
+    assert m.evaluate(view(["nothing here"])) == m.evaluate(view([])).__class__("working")
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (('state = "blocked"', 'state = "waiting"'), "'state' must be one of"),
+    (("any = ['Allow this\\?',", "any = ['Allow (this',"), "bad regex in 'any'"),
+    (('fallback = "idle"', 'fallback = "blocked"'), "'fallback' must be one of"),
+    (('id = "spinner"', 'id = "dialog"'), "duplicate rule id"),
+    (('rows = 2', 'rows = 0'), "needs 'rows'"),
+    (('region = "bottom"', 'region = "somewhere"'), "'region' must be one of"),
+    (('name = "demo"', 'name = "other"'), "must agree"),
+    (('[[rules]]\nid = "dialog"', '[[rules]]\nid = "dialog"\nany_of = ["x"]'), "unknown key"),
+    (('name = "demo"', 'name = "demo"\nname = "again"'), "invalid TOML"),
+])
+def test_invalid_manifest_is_reported_with_file_rule_reason(tmp_path, edit, reason):
+    text = GOOD.replace(*edit)
+    assert text != GOOD
+    p = write(tmp_path, "demo", text)
+    with pytest.raises(ManifestError) as info:
+        load_manifest(p)
+    msg = str(info.value)
+    assert reason in msg and str(p) in msg and "\n" not in msg
+
+
+def test_bundled_manifests_all_load():
+    files = sorted(BUNDLED_DIR.glob("*.toml"))
+    assert {"claude", "codex"} <= {f.stem for f in files}
+    for f in files:
+        m = load_manifest(f)
+        assert m.rules and m.fallback in ("idle", "working")
+        # blocked rules come first: a working footer can be on screen under a prompt
+        states = [r.state for r in m.rules]
+        first_other = next((i for i, s in enumerate(states) if s != "blocked"), len(states))
+        assert "blocked" not in states[first_other:], f"{f.name}: a blocked rule after {states}"
+
+
+def test_user_manifest_overrides_bundled_and_broken_one_keeps_last_good(tmp_path):
+    bundled, user = tmp_path / "bundled", tmp_path / "user"
+    bundled.mkdir(), user.mkdir()
+    write(bundled, "demo", GOOD)
+    cat = Catalog([bundled, user])
+    assert cat.get("demo").path.startswith(str(bundled))
+    p = write(user, "demo", GOOD.replace("Allow this", "Permit this"))
+    cat.reload()
+    assert cat.get("demo").path == str(p)
+    assert cat.get("demo").evaluate(view(["Permit this?"])).state == "blocked"
+    time.sleep(0.01)
+    p.write_text(GOOD.replace('state = "blocked"', 'state = "nope"') + "\n# broken")
+    os.utime(p, None)
+    errors = cat.reload()
+    assert len(errors) == 1 and "'state' must be one of" in str(errors[0])
+    assert cat.get("demo").evaluate(view(["Permit this?"])).state == "blocked"  # last good runs
+    assert cat.reload() == []  # the same error is not reported again
+    p.unlink()
+    cat.reload()
+    assert cat.get("demo").path.startswith(str(bundled))
+
+
+def test_infer_agent_from_title_and_screen(tmp_path):
+    write(tmp_path, "demo", GOOD)
+    cat = Catalog([tmp_path])
+    assert cat.infer(view(["demo> "])).name == "demo"
+    assert cat.infer(view(["x"], title="Demo Agent")).name == "demo"
+    assert cat.infer(view(["$ ls"])) is None
+
+
+def test_for_process_hint_and_patterns(tmp_path):
+    write(tmp_path, "demo", GOOD)
+    cat = Catalog([tmp_path])
+    assert cat.for_process("bash", ["bash"], hint="demo").name == "demo"
+    assert cat.for_process("demo", ["/usr/bin/demo", "--x"]).name == "demo"
+    assert cat.for_process("bash", ["bash"]) is None

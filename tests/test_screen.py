@@ -1,0 +1,118 @@
+"""PaneScreen: the emulated screen, including the stock-pyte faults it must not have."""
+import random
+
+import pytest
+
+from tmux_agentstate.screen import PaneScreen, replay
+
+
+def feed_all(data: bytes, rows=5, cols=40, chunk=None) -> PaneScreen:
+    s = PaneScreen(rows, cols)
+    step = chunk or len(data) or 1
+    for i in range(0, len(data), step):
+        s.feed(data[i:i + step])
+    return s
+
+
+def test_words_placed_with_cursor_moves_read_with_spaces():
+    # Claude Code: rows start with CR + cursor-down, words placed with CSI n G, no \n at all.
+    data = b"\r\x1b[1C\x1b[1B\x1b[39mDo\x1b[5Gyou\x1b[9Gwant\x1b[14Gto\x1b[17Gproceed? "
+    assert feed_all(data).rows()[1] == " Do you want to proceed?"
+
+
+@pytest.mark.parametrize("joiner", ["\ufe0f", "\u200d"])
+def test_text_after_zero_width_character_is_kept(joiner):
+    # stock pyte's draw() stops at the first zero-width char and drops the rest of the run
+    s = feed_all(f"a\u2764{joiner}b Do you want to proceed?".encode())
+    assert "Do you want to proceed?" in s.rows()[0]
+
+
+def test_gemini_modify_other_keys_sequence_is_harmless():
+    s = feed_all(b"\x1b[>4;0mready\x1b[>4;2m ok")
+    assert s.rows()[0] == "ready ok"
+
+
+def test_kitty_keyboard_and_dcs_print_no_stray_text():
+    data = b"x\x1b[>5u\x1b[<u\x1b[?u\x1bPtmux;\x1b\x1b]0;hi\x07\x1b\\y\x1b_apc\x1b\\z"
+    assert feed_all(data).rows()[0] == "xyz"
+
+
+def test_colon_subparameters_print_no_stray_text():
+    assert feed_all(b"\x1b[38:2::10:20:30mA\x1b[4:3mB\x1b[0m").rows()[0] == "AB"
+
+
+def test_alternate_screen_replaces_view_and_main_comes_back():
+    s = feed_all(b"$ claude\r\n\x1b[?1049h\x1b[H\x1b[2JFULLSCREEN UI")
+    assert s.on_alt_screen and s.rows()[0] == "FULLSCREEN UI" and "$ claude" not in s.rows()
+    s.feed(b"\x1b[?1049l")
+    assert not s.on_alt_screen
+    assert s.rows()[0] == "$ claude" and "FULLSCREEN UI" not in "\n".join(s.rows())
+    assert s.cursor == (1, 0)
+
+
+def test_title_and_agent_state_osc():
+    s = feed_all(b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07\x1b]7501;state=working:app=codex\x1b\\")
+    assert s.title == "\u2733 Claude Code"
+    assert s.osc_state == "state=working:app=codex"
+    s.feed(b"\x1b]2;Action Required\x1b\\\x1b]7501;state=blocked:app=codex\x07")
+    assert (s.title, s.osc_state) == ("Action Required", "state=blocked:app=codex")
+
+
+def test_utf8_split_across_chunks_decodes_right():
+    data = "\u276f 1. Yes \u2014 \U0001F600 caf\u00e9".encode()
+    whole = feed_all(data).rows()
+    for n in (1, 2, 3):
+        assert feed_all(data, chunk=n).rows() == whole
+    assert whole[0].startswith("\u276f 1. Yes")
+
+
+def test_escape_split_across_chunks():
+    data = b"ab\x1b]0;title\x07\x1b[2;5Hcd\x1b[?1049hEF"
+    ref = feed_all(data)
+    for n in range(1, 8):
+        s = feed_all(data, chunk=n)
+        assert (s.rows(), s.cursor, s.title) == (ref.rows(), ref.cursor, ref.title)
+    assert ref.rows()[1] == "      EF" and ref.title == "title"  # alt screen keeps the cursor
+
+
+def test_invalid_bytes_become_replacement_character():
+    s = replay(b"ok \xff\xfe done", 3, 20)
+    assert s.rows()[0] == "ok \ufffd\ufffd done"
+    assert s.invalid_utf8 == 2
+
+
+def test_truncated_utf8_at_end_is_flagged():
+    s = replay(b"ok \xe2\x9d", 3, 20)
+    assert s.truncated_tail and s.rows()[0] == "ok \ufffd"
+
+
+def test_cursor_row_and_resize():
+    s = feed_all(b"one\r\ntwo\r\nthree", rows=5, cols=40)
+    assert s.cursor == (2, 5)
+    s.resize(10, 80)
+    assert (s.lines, s.columns) == (10, 80) and s.rows()[2] == "three"
+    s.feed(b"\x1b[10;70Hedge")
+    assert s.rows()[9] == " " * 69 + "edge"
+
+
+def test_dirty_flag_tracks_changes():
+    s = PaneScreen(3, 10)
+    s.take_view()
+    assert not s.dirty
+    s.feed(b"x")
+    assert s.dirty
+    s.take_view()
+    assert not s.dirty
+
+
+def test_garbage_never_raises():
+    rng = random.Random(1234)
+    pieces = [b"\x1b[", b"\x1b]", b"\x1bP", b"\x1b", b";", b"?", b">", b"9999", b"h", b"l", b"m",
+              b"\r", b"\n", b"\x07", b"\xff", b"\xe2", b"A", b"1049", b"J", b"r", b"@", b"b"]
+    s = PaneScreen(6, 20)
+    for _ in range(3000):
+        s.feed(b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))))
+        s.feed(rng.randbytes(rng.randint(0, 32)))
+    s.flush()
+    rows = s.rows()
+    assert len(rows) == 6 and all(len(r) <= 20 for r in rows)

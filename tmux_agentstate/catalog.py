@@ -1,0 +1,91 @@
+"""The set of manifests in force: bundled ones, overridden by name from the user's folder.
+
+A file that stops loading keeps its last good version running; the error is returned once per
+change so the caller can report it (file, rule, reason) without spamming.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .manifest import Manifest, ManifestError, load_manifest
+from .screen import ScreenView
+
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "manifests"
+
+
+def user_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "tmux-agentstate" / "manifests"
+
+
+class Catalog:
+    def __init__(self, dirs: list[Path] | None = None):
+        self.dirs = [Path(d) for d in (dirs if dirs is not None else [BUNDLED_DIR, user_dir()])]
+        self._good: dict[Path, Manifest] = {}     # last good manifest per file
+        self._stamp: dict[Path, tuple] = {}       # (mtime, size) when last read
+        self._errors: dict[Path, str] = {}        # current error per file
+        self.by_name: dict[str, Manifest] = {}
+        self.reload()
+
+    def reload(self) -> list[ManifestError]:
+        """Re-read changed files. Returns errors that are new since the last reload."""
+        new_errors: list[ManifestError] = []
+        present: set[Path] = set()
+        for d in self.dirs:
+            if not d.is_dir():
+                continue
+            for path in sorted(d.glob("*.toml")):
+                present.add(path)
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                stamp = (st.st_mtime_ns, st.st_size)
+                if self._stamp.get(path) == stamp:
+                    continue
+                self._stamp[path] = stamp
+                try:
+                    self._good[path] = load_manifest(path)
+                    self._errors.pop(path, None)
+                except ManifestError as e:
+                    if self._errors.get(path) != str(e):
+                        new_errors.append(e)
+                    self._errors[path] = str(e)
+        for gone in set(self._good) - present:  # a deleted file stops counting
+            del self._good[gone]
+        for gone in set(self._stamp) - present:
+            self._stamp.pop(gone, None)
+            self._errors.pop(gone, None)
+        by_name: dict[str, Manifest] = {}
+        for d in self.dirs:  # later folders override earlier ones by name
+            for path, m in sorted(self._good.items()):
+                if path.parent == d:
+                    by_name[m.name] = m
+        self.by_name = by_name
+        return new_errors
+
+    @property
+    def errors(self) -> list[str]:
+        return list(self._errors.values())
+
+    def names(self) -> list[str]:
+        return sorted(self.by_name)
+
+    def get(self, name: str) -> Manifest | None:
+        return self.by_name.get(name)
+
+    def infer(self, view: ScreenView) -> Manifest | None:
+        """The agent whose title/screen patterns fit this screen best; None if none fit."""
+        scored = [(m.identify.screen_score(view), m.name, m) for m in self.by_name.values()]
+        scored = [s for s in scored if s[0] > 0]
+        return max(scored, key=lambda s: (s[0], s[1]))[2] if scored else None
+
+    def for_process(self, name: str, cmdline: list[str], hint: str | None = None) -> Manifest | None:
+        """The agent a foreground process is: the AGENTSTATE_AGENT hint first, then patterns."""
+        if hint and hint in self.by_name:
+            return self.by_name[hint]
+        for m in self.by_name.values():
+            if m.identify.matches_process(name, cmdline):
+                return m
+        return None

@@ -1,0 +1,216 @@
+"""Manifests: per-agent identity patterns and ordered screen rules, loaded from TOML.
+
+Pure data and regexes: no tmux, no processes. `Manifest.evaluate(view)` is the classifier.
+The schema is documented in `manifests/SCHEMA.md`.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .screen import ScreenView
+
+STATES = ("blocked", "working", "idle")
+FALLBACKS = ("idle", "working")  # never blocked: a false "needs you" costs more than a late one
+ROW_REGIONS = ("screen", "cursor_row", "bottom", "top")
+REGIONS = ROW_REGIONS + ("title", "osc_state")
+_TOP_KEYS = {"name", "display", "fallback", "identify", "rules", "answers"}
+_IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
+_RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment"}
+
+
+class ManifestError(ValueError):
+    """One clear line: file, rule, reason."""
+
+    def __init__(self, path: Path | str, reason: str, rule: str | None = None):
+        self.path, self.rule, self.reason = str(path), rule, reason
+        where = f"{self.path}: rule {rule!r}" if rule else self.path
+        super().__init__(f"{where}: {reason}")
+
+
+@dataclass(frozen=True)
+class Match:
+    """The verdict on one screen. `rule` is None when no rule matched (the fallback state)."""
+    state: str
+    rule: str | None = None
+    line: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    state: str
+    region: str = "screen"
+    rows: int = 0
+    any: tuple[re.Pattern, ...] = ()
+    all: tuple[re.Pattern, ...] = ()
+    not_: tuple[re.Pattern, ...] = ()
+
+    def region_lines(self, view: ScreenView) -> list[str]:
+        if self.region == "screen":
+            return view.rows
+        if self.region == "cursor_row":
+            row = view.rows[view.cursor_row] if 0 <= view.cursor_row < len(view.rows) else ""
+            return [row]
+        if self.region == "title":
+            return [view.title]
+        if self.region == "osc_state":
+            return [view.osc_state]
+        filled = [r for r in view.rows if r.strip()]
+        return filled[-self.rows:] if self.region == "bottom" else filled[: self.rows]
+
+    def match(self, view: ScreenView) -> str | None:
+        """The line that matched, or None."""
+        lines = self.region_lines(view)
+        if self.not_ and any(p.search(l) for p in self.not_ for l in lines):
+            return None
+        hit = None
+        for pat in self.all:
+            found = next((l for l in lines if pat.search(l)), None)
+            if found is None:
+                return None
+            hit = hit if hit is not None else found
+        if self.any:
+            found = next((l for p in self.any for l in lines if p.search(l)), None)
+            if found is None:
+                return None
+            hit = found
+        return hit
+
+
+@dataclass(frozen=True)
+class Identity:
+    commands: tuple[str, ...] = ()
+    cmdline: tuple[re.Pattern, ...] = ()
+    title: tuple[re.Pattern, ...] = ()
+    screen: tuple[re.Pattern, ...] = ()
+
+    def matches_process(self, name: str, cmdline: Iterable[str]) -> bool:
+        args = list(cmdline)
+        names = {name, Path(args[0]).name if args else ""}
+        if names & set(self.commands):
+            return True
+        joined = " ".join(args)
+        return any(p.search(joined) for p in self.cmdline)
+
+    def screen_score(self, view: ScreenView) -> int:
+        """How strongly a screen looks like this agent's (to infer a capture's agent)."""
+        text = view.text
+        return (3 * sum(1 for p in self.title if p.search(view.title))
+                + sum(1 for p in self.screen if p.search(text)))
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    path: str
+    display: str = ""
+    fallback: str = "idle"
+    identify: Identity = field(default_factory=Identity)
+    rules: tuple[Rule, ...] = ()
+    answers: dict = field(default_factory=dict)
+
+    def evaluate(self, view: ScreenView) -> Match:
+        """First rule that matches wins; no match is the fallback state (never blocked)."""
+        for rule in self.rules:
+            line = rule.match(view)
+            if line is not None:
+                return Match(rule.state, rule.id, line)
+        return Match(self.fallback)
+
+
+# -- loading ---------------------------------------------------------------------------------------
+def _patterns(path, rule_id, key, value) -> tuple[re.Pattern, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ManifestError(path, f"{key!r} must be a list of regex strings", rule_id)
+    out = []
+    for v in value:
+        try:
+            out.append(re.compile(v))
+        except re.error as e:
+            raise ManifestError(path, f"bad regex in {key!r}: {v!r}: {e}", rule_id) from None
+    return tuple(out)
+
+
+def parse_manifest(data: dict, path: Path | str) -> Manifest:
+    path = Path(path)
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise ManifestError(path, f"unknown key(s) {sorted(unknown)}")
+    name = data.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name):
+        raise ManifestError(path, "'name' must be a lowercase word")
+    if path.suffix == ".toml" and name != path.stem:
+        raise ManifestError(path, f"'name' is {name!r} but the file is {path.name}: they must agree")
+    fallback = data.get("fallback", "idle")
+    if fallback not in FALLBACKS:
+        raise ManifestError(path, f"'fallback' must be one of {FALLBACKS}, not {fallback!r}")
+
+    ident = data.get("identify", {})
+    if not isinstance(ident, dict) or set(ident) - _IDENTIFY_KEYS:
+        raise ManifestError(path, f"[identify] takes only {sorted(_IDENTIFY_KEYS)}")
+    commands = ident.get("commands", [])
+    if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
+        raise ManifestError(path, "identify.commands must be a list of strings")
+    identity = Identity(tuple(commands), *(_patterns(path, None, f"identify.{k}", ident.get(k, []))
+                                           for k in ("cmdline", "title", "screen")))
+
+    raw_rules = data.get("rules", [])
+    if not isinstance(raw_rules, list) or not raw_rules:
+        raise ManifestError(path, "needs at least one [[rules]] entry")
+    rules, seen = [], set()
+    for i, r in enumerate(raw_rules):
+        rid = r.get("id") if isinstance(r, dict) else None
+        if not isinstance(rid, str) or not rid:
+            raise ManifestError(path, f"rule #{i + 1} has no 'id'")
+        if rid in seen:
+            raise ManifestError(path, "duplicate rule id", rid)
+        seen.add(rid)
+        if set(r) - _RULE_KEYS:
+            raise ManifestError(path, f"unknown key(s) {sorted(set(r) - _RULE_KEYS)}", rid)
+        state = r.get("state")
+        if state not in STATES:
+            raise ManifestError(path, f"'state' must be one of {STATES}, not {state!r}", rid)
+        region = r.get("region", "screen")
+        if region not in REGIONS:
+            raise ManifestError(path, f"'region' must be one of {REGIONS}, not {region!r}", rid)
+        rows = r.get("rows", 0)
+        if region in ("bottom", "top"):
+            if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+                raise ManifestError(path, f"region {region!r} needs 'rows' = a positive integer", rid)
+        elif "rows" in r:
+            raise ManifestError(path, f"'rows' only applies to regions 'bottom' and 'top'", rid)
+        rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []))
+                                                for k in ("any", "all", "not")))
+        if not rule.any and not rule.all:
+            raise ManifestError(path, "needs 'any' or 'all' patterns", rid)
+        rules.append(rule)
+
+    answers = data.get("answers", {})
+    if not isinstance(answers, dict) or not all(
+            isinstance(v, list) and all(isinstance(k, str) for k in v) for v in answers.values()):
+        raise ManifestError(path, "[answers] maps a choice to a list of tmux key names")
+    return Manifest(name, str(path), str(data.get("display", name)), fallback, identity,
+                    tuple(rules), dict(answers))
+
+
+def load_manifest(path: Path | str) -> Manifest:
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ManifestError(path, e.strerror or str(e)) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ManifestError(path, f"invalid TOML: {e}") from None
+    return parse_manifest(data, path)

@@ -1,0 +1,266 @@
+"""PaneScreen: the emulated screen of one pane, the only thing the classifier reads.
+
+A pyte `Screen` holds the cells; `vtstream.ByteStream` parses the bytes. On top of stock pyte
+this screen
+- models the alternate screen (`CSI ? 1049/1047/47 h/l`): fullscreen TUIs draw there, and the
+  shell's main screen must come back untouched when they exit;
+- keeps drawing after zero-width characters (U+FE0F, U+200D): stock `draw` stops at the first
+  one and silently drops the rest of the run;
+- drops colours and attributes (the rules read text only), which makes drawing several times
+  faster;
+- remembers the title (OSC 0/2), the last agent-state OSC (`OSC 7501;state=…`, Codex), when
+  output last arrived, and whether anything changed since the last classification.
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pyte
+from pyte import modes as mo
+from pyte.screens import Char, StaticDefaultDict
+from wcwidth import wcwidth
+
+from .vtstream import ByteStream
+
+_ALT_SAVE_CURSOR = 1049 << 5
+_ALT_MODES = {1049 << 5, 1047 << 5, 47 << 5}
+_IGNORED_MODES = {mo.DECCOLM}  # tmux has no 132-column mode; honouring it would resize us
+_BLANK = Char(" ")
+
+
+@lru_cache(maxsize=4096)
+def _cell(ch: str) -> Char:
+    return Char(ch)
+
+
+@lru_cache(maxsize=4096)
+def _width(ch: str) -> int:
+    return wcwidth(ch)
+
+
+class _Cells(pyte.Screen):
+    """pyte's screen with the fixes above; text only."""
+
+    def __init__(self, columns: int, lines: int):
+        self._alt_saved: tuple | None = None  # (main buffer, main cursor) while on the alt screen
+        self._last_char = " "
+        super().__init__(columns, lines)
+
+    # -- drawing --------------------------------------------------------------------------------
+    def draw(self, data: str) -> None:
+        cur = self.cursor
+        cols = self.columns
+        line = self.buffer[cur.y]
+        autowrap = mo.DECAWM in self.mode
+        insert = mo.IRM in self.mode
+        for ch in data:
+            w = 1 if " " <= ch <= "~" else _width(ch)
+            if w <= 0:
+                if w == 0 and cur.x and "\u0300" <= ch <= "\u036f":  # combining accent
+                    prev = line[cur.x - 1]
+                    line[cur.x - 1] = prev._replace(data=prev.data + ch)
+                continue  # zero-width (U+FE0F, U+200D, …) or unprintable: no cell, keep going
+            if cur.x + w > cols:
+                if autowrap:
+                    self.dirty.add(cur.y)
+                    cur.x = 0
+                    self.linefeed()
+                    line = self.buffer[cur.y]
+                else:
+                    cur.x = max(0, cols - w)
+            if insert:
+                self.insert_characters(w)
+            line[cur.x] = _cell(ch)
+            if w == 2 and cur.x + 1 < cols:
+                line[cur.x + 1] = _cell("")
+            cur.x += w
+            self._last_char = ch
+        self.dirty.add(cur.y)
+
+    def repeat_last(self, count: int | None = None) -> None:  # CSI b (REP)
+        self.draw(self._last_char * min(count or 1, self.columns * self.lines))
+
+    def select_graphic_rendition(self, *attrs: int) -> None:
+        pass  # text only
+
+    def scroll_up(self, count: int | None = None) -> None:  # CSI S
+        y, x = self.cursor.y, self.cursor.x
+        top, bottom = self.margins or (0, self.lines - 1)
+        self.cursor.y = bottom
+        for _ in range(min(count or 1, self.lines)):
+            self.index()
+        self.cursor.y, self.cursor.x = y, x
+
+    def scroll_down(self, count: int | None = None) -> None:  # CSI T
+        y, x = self.cursor.y, self.cursor.x
+        top, bottom = self.margins or (0, self.lines - 1)
+        self.cursor.y = top
+        for _ in range(min(count or 1, self.lines)):
+            self.reverse_index()
+        self.cursor.y, self.cursor.x = y, x
+
+    # -- modes: the alternate screen --------------------------------------------------------------
+    def set_mode(self, *modes: int, **kwargs) -> None:
+        if kwargs.get("private"):
+            shifted = {m << 5 for m in modes}
+            if shifted & _ALT_MODES and self._alt_saved is None:
+                self._alt_saved = (self.buffer, self.cursor)
+                if _ALT_SAVE_CURSOR in shifted:
+                    self.cursor = pyte.screens.Cursor(self.cursor.x, self.cursor.y)
+                self.buffer = defaultdict(lambda: StaticDefaultDict(self.default_char))
+                self.dirty.update(range(self.lines))
+            modes = tuple(m for m in modes if (m << 5) not in _ALT_MODES | _IGNORED_MODES)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs) -> None:
+        if kwargs.get("private"):
+            shifted = {m << 5 for m in modes}
+            if shifted & _ALT_MODES and self._alt_saved is not None:
+                buffer, cursor = self._alt_saved
+                self._alt_saved = None
+                self.buffer = buffer
+                if _ALT_SAVE_CURSOR in shifted:
+                    self.cursor = cursor
+                self.cursor.x = min(self.cursor.x, self.columns - 1)
+                self.cursor.y = min(self.cursor.y, self.lines - 1)
+                self.dirty.update(range(self.lines))
+            modes = tuple(m for m in modes if (m << 5) not in _ALT_MODES | _IGNORED_MODES)
+        super().reset_mode(*modes, **kwargs)
+
+    @property
+    def on_alt_screen(self) -> bool:
+        return self._alt_saved is not None
+
+    def resize(self, lines: int | None = None, columns: int | None = None) -> None:
+        if self._alt_saved is not None and columns and columns < self.columns:
+            for row in self._alt_saved[0].values():  # keep the hidden main screen in bounds too
+                for x in range(columns, self.columns):
+                    row.pop(x, None)
+        super().resize(lines, columns)
+        self.cursor.x = min(self.cursor.x, self.columns - 1)
+        self.cursor.y = min(self.cursor.y, self.lines - 1)
+
+    def rows(self) -> list[str]:
+        cols = self.columns
+        buf = self.buffer
+        out = []
+        for y in range(self.lines):
+            line = buf.get(y)
+            if not line:
+                out.append("")
+                continue
+            out.append("".join(line[x].data for x in range(cols)).rstrip())
+        return out
+
+
+@dataclass
+class ScreenView:
+    """What the classifier sees: a snapshot, no emulator inside."""
+    rows: list[str]
+    cursor_row: int
+    title: str
+    osc_state: str
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.rows)
+
+
+class PaneScreen:
+    """Raw pane bytes in, visible rows / cursor / title / last agent OSC out."""
+
+    def __init__(self, rows: int = 32, cols: int = 120):
+        self._cells = _Cells(cols, rows)
+        self._cells.osc = self._osc  # the stream reports OSCs to the screen
+        self._stream = ByteStream(self._cells)
+        self.title = ""
+        self.osc_state = ""      # payload of the last `OSC 7501;…` (e.g. "state=blocked:app=codex")
+        self.last_output = 0.0   # time.monotonic() of the last non-empty feed
+        self.dirty = True        # changed since the last `take_view()`
+        self.bytes_fed = 0
+
+    # -- input ------------------------------------------------------------------------------------
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self._stream.feed(data)
+        self.bytes_fed += len(data)
+        self.last_output = time.monotonic()
+        self.dirty = True
+
+    def feed_text(self, text: str) -> None:
+        """For seeding from `capture-pane -p -e`, which tmux already decoded."""
+        self._stream.feed_text(text)
+        self.dirty = True
+
+    def flush(self) -> None:
+        """End of a capture: a truncated UTF-8 tail becomes U+FFFD."""
+        self._stream.flush()
+
+    def _osc(self, code: str, payload: str) -> None:
+        if code in ("0", "2"):
+            self.title = payload
+        elif code == "7501":
+            self.osc_state = payload
+
+    def resize(self, rows: int, cols: int) -> None:
+        if (rows, cols) != (self.lines, self.columns):
+            self._cells.resize(rows, cols)
+            self.dirty = True
+
+    def reset(self) -> None:
+        """Forget everything (before a re-seed from capture-pane)."""
+        rows, cols = self.lines, self.columns
+        self.__init__(rows, cols)
+
+    # -- output -----------------------------------------------------------------------------------
+    @property
+    def lines(self) -> int:
+        return self._cells.lines
+
+    @property
+    def columns(self) -> int:
+        return self._cells.columns
+
+    @property
+    def cursor(self) -> tuple[int, int]:
+        return self._cells.cursor.y, self._cells.cursor.x
+
+    @property
+    def on_alt_screen(self) -> bool:
+        return self._cells.on_alt_screen
+
+    @property
+    def stream_errors(self) -> int:
+        return self._stream.errors
+
+    @property
+    def invalid_utf8(self) -> int:
+        return self._stream.replacements
+
+    @property
+    def truncated_tail(self) -> bool:
+        """The last flush found the input cut inside a UTF-8 sequence."""
+        return self._stream.truncated_tail
+
+    def rows(self) -> list[str]:
+        return self._cells.rows()
+
+    def view(self) -> ScreenView:
+        return ScreenView(self.rows(), self._cells.cursor.y, self.title, self.osc_state)
+
+    def take_view(self) -> ScreenView:
+        """The view, marking the screen clean (the sweep classifies dirty screens only)."""
+        self.dirty = False
+        return self.view()
+
+
+def replay(data: bytes, rows: int = 32, cols: int = 120) -> PaneScreen:
+    """A whole capture into a fresh screen (fixtures, `classify`)."""
+    screen = PaneScreen(rows, cols)
+    screen.feed(data)
+    screen.flush()
+    return screen

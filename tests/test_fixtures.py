@@ -23,3 +23,14 @@ def test_index_files_exist_and_states_are_valid():
     for fx in FIXTURES:
         assert fx.path.is_file(), fx.path
         assert fx.state in ("blocked", "working", "idle"), fx.id
+
+
+WITH_TMUX_SCREEN = [f for f in FIXTURES if f.path.with_suffix(".screen.txt").is_file()]
+
+
+@pytest.mark.parametrize("fx", WITH_TMUX_SCREEN, ids=[f.id for f in WITH_TMUX_SCREEN])
+def test_emulated_screen_equals_tmux_screen(fx):
+    """Our emulator against tmux's own: the harness saved `capture-pane -p` with each capture."""
+    want = [line.rstrip() for line in fx.path.with_suffix(".screen.txt").read_text().split("\n")]
+    want = (want + [""] * fx.rows)[: fx.rows]
+    assert replay(fx.path.read_bytes(), fx.rows, fx.cols).rows() == want

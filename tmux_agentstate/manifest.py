@@ -70,20 +70,42 @@ class Rule:
     def match(self, view: ScreenView) -> str | None:
         """The line that matched, or None."""
         lines = self.region_lines(view)
-        if self.not_ and any(p.search(l) for p in self.not_ for l in lines):
+        text = "\n".join(lines)
+        if self.not_ and any(_find_line(p, text) is not None for p in self.not_):
             return None
         hit = None
         for pat in self.all:
-            found = next((l for l in lines if pat.search(l)), None)
+            found = _find_line(pat, text)
             if found is None:
                 return None
             hit = hit if hit is not None else found
         if self.any:
-            found = next((l for p in self.any for l in lines if p.search(l)), None)
+            found = next((l for l in (_find_line(p, text) for p in self.any) if l is not None), None)
             if found is None:
                 return None
             hit = found
         return hit
+
+
+def _find_line(pattern: re.Pattern, text: str) -> str | None:
+    """The first row of `text` (rows joined by \\n) that `pattern` matches, searched row by row
+    in meaning but in one regex call: one search over the joined text is ~10x cheaper."""
+    pos = 0
+    while True:
+        m = pattern.search(text, pos)
+        if m is None:
+            return None
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if m.end() <= end:
+            return text[start:end]
+        # the match ran across a row break (e.g. `\\s*`): try that row alone, then go on
+        if pattern.search(text[start:end]):
+            return text[start:end]
+        pos = end + 1
+        if pos > len(text):
+            return None
 
 
 @dataclass(frozen=True)
@@ -128,7 +150,7 @@ class Manifest:
 
 
 # -- loading ---------------------------------------------------------------------------------------
-def _patterns(path, rule_id, key, value) -> tuple[re.Pattern, ...]:
+def _patterns(path, rule_id, key, value, flags: int = 0) -> tuple[re.Pattern, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -136,7 +158,7 @@ def _patterns(path, rule_id, key, value) -> tuple[re.Pattern, ...]:
     out = []
     for v in value:
         try:
-            out.append(re.compile(v))
+            out.append(re.compile(v, flags))
         except re.error as e:
             raise ManifestError(path, f"bad regex in {key!r}: {v!r}: {e}", rule_id) from None
     return tuple(out)
@@ -190,7 +212,7 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
                 raise ManifestError(path, f"region {region!r} needs 'rows' = a positive integer", rid)
         elif "rows" in r:
             raise ManifestError(path, f"'rows' only applies to regions 'bottom' and 'top'", rid)
-        rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []))
+        rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M)
                                                 for k in ("any", "all", "not")))
         if not rule.any and not rule.all:
             raise ManifestError(path, "needs 'any' or 'all' patterns", rid)

@@ -47,6 +47,7 @@ class _Cells(pyte.Screen):
     def __init__(self, columns: int, lines: int):
         self._alt_saved: tuple | None = None  # (main buffer, main cursor) while on the alt screen
         self._last_char = " "
+        self._rows: list[str] = []  # text of each row, rebuilt from the dirty rows only
         super().__init__(columns, lines)
 
     # -- drawing --------------------------------------------------------------------------------
@@ -144,16 +145,20 @@ class _Cells(pyte.Screen):
         self.cursor.y = min(self.cursor.y, self.lines - 1)
 
     def rows(self) -> list[str]:
+        """Visible rows as text, trailing blanks stripped. Only rows pyte marked dirty since the
+        last call are rebuilt: a spinner redraws one row, not the whole screen."""
+        cache = self._rows
+        if len(cache) != self.lines:
+            cache[:] = [""] * self.lines
+            self.dirty.update(range(self.lines))
         cols = self.columns
         buf = self.buffer
-        out = []
-        for y in range(self.lines):
-            line = buf.get(y)
-            if not line:
-                out.append("")
-                continue
-            out.append("".join(line[x].data for x in range(cols)).rstrip())
-        return out
+        for y in self.dirty:
+            if 0 <= y < self.lines:
+                line = buf.get(y)
+                cache[y] = "".join(line[x].data for x in range(cols)).rstrip() if line else ""
+        self.dirty.clear()
+        return list(cache)
 
 
 @dataclass

@@ -1,0 +1,209 @@
+"""The tmux adapter: the only module that talks to tmux.
+
+Everything goes through libtmux's `Server.cmd`, and every sweep is batched: tmux takes a lone
+`;` argument as a command separator, so one tmux process runs a whole list of commands (50
+separate calls cost ~300–600 ms; one batched call ~10 ms).
+"""
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+import libtmux
+
+SEP = "\x1f"  # unit separator: cannot appear in tmux's escaped format output
+PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "window_index",
+               "pane_index", "pane_width", "pane_height", "pane_dead", "pane_pipe",
+               "alternate_on", "cursor_x", "cursor_y", "pane_active", "window_active",
+               "@agentstate", "@agentstate_pipe", "@agentstate_report", "pane_title")
+CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name")
+
+
+class TmuxError(RuntimeError):
+    pass
+
+
+class ServerGone(TmuxError):
+    """The tmux server is not running (any more)."""
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    pane_id: str
+    pane_pid: int
+    tty: str
+    session: str
+    window_id: str
+    window_index: str
+    pane_index: str
+    width: int
+    height: int
+    dead: bool
+    piped: bool
+    alternate_on: bool
+    cursor_x: int
+    cursor_y: int
+    active: bool
+    window_active: bool
+    state_option: str    # @agentstate as tmux has it now (after a restart: what we left)
+    our_pipe: str        # @agentstate_pipe: the FIFO we piped this pane into, if any
+    report: str          # @agentstate_report: the last hook report
+    title: str
+
+    @property
+    def address(self) -> str:
+        return f"{self.session}:{self.window_index}.{self.pane_index}"
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    name: str
+    tty: str
+    control: bool
+    pane_id: str
+    session: str
+
+
+def tmux_quote(value: str) -> str:
+    """Escape text we copy into an option a status line renders: `#` starts a format."""
+    return value.replace("#", "##")
+
+
+@dataclass
+class Batch:
+    """Commands to run in one tmux process (see module doc)."""
+    commands: list[list[str]] = field(default_factory=list)
+
+    def add(self, *args: str) -> None:
+        self.commands.append([str(a) for a in args])
+
+    def set_pane(self, pane: str, name: str, value: str | None) -> None:
+        if value is None:
+            self.add("set-option", "-p", "-u", "-q", "-t", pane, name)
+        else:
+            self.add("set-option", "-p", "-q", "-t", pane, name, value)
+
+    def set_window(self, window: str, name: str, value: str | None) -> None:
+        if value is None:
+            self.add("set-option", "-w", "-u", "-q", "-t", window, name)
+        else:
+            self.add("set-option", "-w", "-q", "-t", window, name, value)
+
+    def set_global(self, name: str, value: str | None) -> None:
+        if value is None:
+            self.add("set-option", "-g", "-u", "-q", name)
+        else:
+            self.add("set-option", "-g", "-q", name, value)
+
+    def pipe_to_fifo(self, pane: str, fifo: str) -> None:
+        # -O: pane output only. Never -o: it toggles, and would turn an open pipe off.
+        self.add("pipe-pane", "-O", "-t", pane, f"exec cat > {shlex.quote(fifo)}")
+        self.set_pane(pane, "@agentstate_pipe", fifo)
+
+    def close_pipe(self, pane: str) -> None:
+        self.add("pipe-pane", "-t", pane)
+        self.set_pane(pane, "@agentstate_pipe", None)
+
+    def __bool__(self) -> bool:
+        return bool(self.commands)
+
+
+class Tmux:
+    """One tmux server, addressed by -L name, -S path, or the $TMUX of the caller."""
+
+    def __init__(self, socket_name: str | None = None, socket_path: str | None = None):
+        if not socket_name and not socket_path:
+            env = os.environ.get("TMUX", "")
+            if env:
+                socket_path = env.split(",")[0]
+        self.server = libtmux.Server(socket_name=socket_name, socket_path=socket_path)
+        self.socket_name, self.socket_path = socket_name, socket_path
+
+    @property
+    def label(self) -> str:
+        if self.socket_path:
+            return self.socket_path
+        return f"-L {self.socket_name}" if self.socket_name else "default"
+
+    def run(self, *commands: list[str]) -> list[str]:
+        """Run commands in one tmux process; stdout lines. Raises TmuxError/ServerGone."""
+        if not commands:
+            return []
+        args: list[str] = []
+        for cmd in commands:
+            if args:
+                args.append(";")
+            args.extend(cmd)
+        try:
+            res = self.server.cmd(*args)
+        except libtmux.exc.LibTmuxException as e:
+            raise TmuxError(str(e)) from None
+        if res.returncode != 0:
+            msg = " ".join(res.stderr) or f"tmux exited {res.returncode}"
+            if "no server running" in msg or "error connecting" in msg or "No such file" in msg:
+                raise ServerGone(msg)
+            raise TmuxError(msg)
+        return res.stdout
+
+    def apply(self, batch: Batch) -> None:
+        if batch:
+            self.run(*batch.commands)
+
+    def socket(self) -> str:
+        return self.run(["display-message", "-p", "#{socket_path}"])[0]
+
+    def panes_and_clients(self) -> tuple[list[PaneInfo], list[ClientInfo]]:
+        """All panes and clients in one round trip."""
+        pfmt = SEP.join(f"#{{{f}}}" for f in PANE_FIELDS)
+        cfmt = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
+        lines = self.run(["list-panes", "-a", "-F", pfmt], ["list-clients", "-F", cfmt])
+        panes, clients = [], []
+        for line in lines:
+            parts = line.split(SEP)
+            if parts[0] == "C" and len(parts) == len(CLIENT_FIELDS) + 1:
+                clients.append(ClientInfo(parts[1], parts[2], parts[3] == "1", parts[4], parts[5]))
+            elif len(parts) >= len(PANE_FIELDS):
+                p = parts[: len(PANE_FIELDS) - 1] + [SEP.join(parts[len(PANE_FIELDS) - 1:])]
+                try:
+                    panes.append(PaneInfo(p[0], int(p[1]), p[2], p[3], p[4], p[5], p[6], int(p[7]),
+                                          int(p[8]), p[9] == "1", p[10] == "1", p[11] == "1",
+                                          int(p[12] or 0), int(p[13] or 0), p[14] == "1",
+                                          p[15] == "1", p[16], p[17], p[18], p[19]))
+                except ValueError:
+                    continue
+        return panes, clients
+
+    def capture(self, pane_ids: list[str]) -> dict[str, str]:
+        """Visible screens with escapes (`capture-pane -p -e`), all panes in one call."""
+        if not pane_ids:
+            return {}
+        marker = "\x1fagentstate-capture\x1f"
+        cmds = []
+        for pid in pane_ids:
+            cmds.append(["display-message", "-p", "-t", pid, marker + pid])
+            cmds.append(["capture-pane", "-p", "-e", "-t", pid])
+        try:
+            lines = self.run(*cmds)
+        except ServerGone:
+            raise
+        except TmuxError:  # a pane vanished between list and capture: capture one by one
+            out = {}
+            for pid in pane_ids:
+                try:
+                    out.update(self.capture_one(pid))
+                except TmuxError:
+                    pass
+            return out
+        out: dict[str, list[str]] = {}
+        cur = None
+        for line in lines:
+            if line.startswith(marker):
+                cur = line[len(marker):]
+                out[cur] = []
+            elif cur is not None:
+                out[cur].append(line)
+        return {k: "\n".join(v) for k, v in out.items()}
+
+    def capture_one(self, pane_id: str) -> dict[str, str]:
+        return {pane_id: "\n".join(self.run(["capture-pane", "-p", "-e", "-t", pane_id]))}

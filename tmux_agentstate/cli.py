@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -85,6 +86,149 @@ def cmd_classify(args) -> int:
     return status
 
 
+# -- the sidecar -------------------------------------------------------------------------------------
+def _tmux(args):
+    from .tmux import Tmux
+    return Tmux(socket_name=getattr(args, "L", None), socket_path=getattr(args, "S", None))
+
+
+def _runtime(tmux):
+    from .runtime import Runtime
+    from .tmux import TmuxError
+    try:
+        socket = tmux.socket()
+    except TmuxError as e:
+        raise CliError(f"no tmux server at {tmux.label}: {e}") from None
+    return Runtime(socket).ensure()
+
+
+def _server_args(args) -> list[str]:
+    if getattr(args, "S", None):
+        return ["-S", args.S]
+    if getattr(args, "L", None):
+        return ["-L", args.L]
+    return []
+
+
+def cmd_watch(args) -> int:
+    import logging
+    from logging.handlers import RotatingFileHandler
+
+    from .sidecar import Config, Sidecar
+    tmux = _tmux(args)
+    runtime = _runtime(tmux)
+    if not runtime.acquire():
+        pid = runtime.running_pid()
+        if args.quiet:
+            return 0
+        raise CliError(f"a sidecar already watches {runtime.socket_path} (pid {pid})")
+    handler = RotatingFileHandler(runtime.log_path, maxBytes=1 << 20, backupCount=1)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger("tmux_agentstate")
+    root.setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    root.addHandler(handler)
+    if args.verbose:
+        root.addHandler(logging.StreamHandler())
+    config = Config.from_tmux(tmux.global_options(), args.interval)
+    root.info("watching %s every %.2fs (pid %d)", runtime.socket_path, config.interval, os.getpid())
+    Sidecar(tmux, runtime, config=config).run()
+    return 0
+
+
+def cmd_start(args) -> int:
+    import subprocess
+    import time
+    tmux = _tmux(args)
+    runtime = _runtime(tmux)
+    pid = runtime.running_pid()
+    if pid:
+        print(f"tmux-agentstate: already watching {runtime.socket_path} (pid {pid})")
+        return 0
+    cmd = [sys.executable, "-m", "tmux_agentstate", "watch", "--quiet", *_server_args(args)]
+    if args.interval:
+        cmd += ["--interval", str(args.interval)]
+    with open(runtime.dir / "sidecar.out", "ab") as out:
+        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                         start_new_session=True, close_fds=True)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        pid = runtime.running_pid()
+        if pid:
+            print(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
+            return 0
+        time.sleep(0.05)
+    raise CliError(f"the sidecar did not start; see {runtime.dir / 'sidecar.out'}")
+
+
+def cmd_stop(args) -> int:
+    import signal
+    import time
+    runtime = _runtime(_tmux(args))
+    pid = runtime.running_pid()
+    if not pid or pid < 0:
+        print("tmux-agentstate: not running")
+        return 0
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and runtime.running_pid():
+        time.sleep(0.05)
+    if runtime.running_pid():
+        os.kill(pid, signal.SIGKILL)
+    print(f"tmux-agentstate: stopped (pid {pid})")
+    return 0
+
+
+def cmd_status(args) -> int:
+    runtime = _runtime(_tmux(args))
+    pid = runtime.running_pid()
+    if not pid:
+        print(f"not running for {runtime.socket_path}")
+        return 3
+    st = runtime.read_status() or {}
+    panes = st.get("panes", [])
+    print(f"running (pid {pid}) for {runtime.socket_path}; log {runtime.log_path}")
+    print(f"{len(panes)} agent pane(s), {st.get('sweeps', 0)} sweeps")
+    for p in panes:
+        print(f"  {p['pane']:<5} {p['address']:<20} {p['agent']:<8} {p['state'] or '-':<8} via {p['mode']}")
+    return 0
+
+
+def sorted_agent_panes(tmux) -> list[dict]:
+    order = {"blocked": 0, "working": 1, "idle": 2}
+    return sorted(tmux.agent_panes(), key=lambda r: (order.get(r["state"], 3), -(r["since"] or 0)))
+
+
+def cmd_list(args) -> int:
+    import time
+    from .tmux import TmuxError
+    try:
+        rows = sorted_agent_panes(_tmux(args))
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+    from .popup import format_row
+    now = time.time()
+    if args.json:
+        for r in rows:
+            print(json.dumps(r, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no agents")
+    for r in rows:
+        print(f"{r['pane']:<5} " + format_row(r, now, 1000))
+    return 0
+
+
+def cmd_popup(args) -> int:
+    from .popup import run_popup
+    return run_popup(_tmux(args), sorted_agent_panes, args.client)
+
+
+def _add_server(p) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-L", metavar="NAME", help="tmux socket name (as tmux -L)")
+    g.add_argument("-S", metavar="PATH", help="tmux socket path (as tmux -S)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tmux-agentstate",
                                 description="Is the coding agent in each tmux pane working, idle, "
@@ -98,6 +242,28 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="one JSON object per file")
     c.add_argument("files", nargs="+", metavar="FILE")
     c.set_defaults(func=cmd_classify)
+
+    for name, func, text in (("watch", cmd_watch, "run the sidecar in the foreground"),
+                             ("start", cmd_start, "start the sidecar in the background (idempotent)")):
+        w = sub.add_parser(name, help=text)
+        _add_server(w)
+        w.add_argument("--interval", type=float, help="sweep interval in seconds (default 0.7)")
+        if name == "watch":
+            w.add_argument("--quiet", action="store_true", help="exit 0 if one already runs")
+            w.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
+        w.set_defaults(func=func)
+    for name, func, text in (("stop", cmd_stop, "stop the background sidecar"),
+                             ("status", cmd_status, "say whether a sidecar runs and what it watches"),
+                             ("popup", cmd_popup, "the prefix + A list of agent panes")):
+        w = sub.add_parser(name, help=text)
+        _add_server(w)
+        if name == "popup":
+            w.add_argument("--client", help="the client to switch (tmux passes #{client_name})")
+        w.set_defaults(func=func)
+    ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
+    _add_server(ls)
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_list)
     return p
 
 

@@ -207,3 +207,39 @@ class Tmux:
 
     def capture_one(self, pane_id: str) -> dict[str, str]:
         return {pane_id: "\n".join(self.run(["capture-pane", "-p", "-e", "-t", pane_id]))}
+
+    def global_options(self, prefix: str = "@agentstate") -> dict[str, str]:
+        """User options (`@agentstate-*`) as set in tmux.conf."""
+        out = {}
+        for line in self.run(["show-options", "-g"]):
+            if line.startswith(prefix):
+                name, _, value = line.partition(" ")
+                if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                    value = value[1:-1]
+                out[name] = value
+        return out
+
+    def agent_panes(self) -> list[dict]:
+        """Panes that carry a state, with what `list` and the popup show."""
+        fields = ("pane_id", "session_name", "window_index", "pane_index", "@agentstate",
+                  "@agentstate_agent", "@agentstate_since", "@agentstate_source", "window_name",
+                  "@agentstate_detail")
+        fmt = SEP.join(f"#{{{f}}}" for f in fields)
+        rows = []
+        for line in self.run(["list-panes", "-a", "-F", fmt]):
+            p = line.split(SEP)
+            if len(p) < len(fields) or not p[4]:
+                continue
+            rows.append({"pane": p[0], "target": f"{p[1]}:{p[2]}.{p[3]}", "session": p[1],
+                         "window": p[2], "state": p[4], "agent": p[5],
+                         "since": int(p[6]) if p[6].isdigit() else None, "source": p[7],
+                         "window_name": p[8],
+                         # stored with '#' doubled for status lines; give the text back
+                         "detail": SEP.join(p[9:]).replace("##", "#")})
+        return rows
+
+    def jump_to(self, pane_id: str, client: str | None = None) -> None:
+        """Show a pane in the client: its session, its window, the pane itself."""
+        c = ["-c", client] if client else []
+        self.run(["switch-client", *c, "-t", pane_id], ["select-window", "-t", pane_id],
+                 ["select-pane", "-t", pane_id])

@@ -1,0 +1,58 @@
+"""combine(): the one place that decides a pane's state from its signals. Pure.
+
+Order (DESIGN.md §5), the first that applies wins:
+0. no agent in front (the shell is back, or nothing we know) → no state at all. The agent's
+   last screen may still show its prompt, but nobody is waiting any more;
+1. a `blocked` match on the emulated screen: always stands;
+2. a fresh report from the agent itself (hook, session file, OSC);
+3. the remaining screen rules; no rule matched → the manifest's fallback (never blocked).
+A report goes stale after `report_lifetime` seconds (a hook that failed silently, an Esc that
+fires no hook), and the screen wins again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .manifest import Match
+
+REPORT_LIFETIME = 30.0
+
+
+@dataclass(frozen=True)
+class Report:
+    state: str        # blocked | working | idle
+    at: float         # unix seconds
+    source: str       # e.g. "hook:claude", "session-file"
+
+    @classmethod
+    def parse(cls, text: str) -> "Report | None":
+        """The `@agentstate_report` option: "STATE UNIXTIME SOURCE"."""
+        parts = text.split()
+        if len(parts) < 2 or parts[0] not in ("blocked", "working", "idle"):
+            return None
+        try:
+            at = float(parts[1])
+        except ValueError:
+            return None
+        return cls(parts[0], at, parts[2] if len(parts) > 2 else "hook")
+
+
+@dataclass(frozen=True)
+class PaneState:
+    state: str
+    source: str       # screen | hook | process
+    detail: str = ""  # the matched prompt line (raw pane text: escape before display)
+    rule: str | None = None
+
+
+def combine(agent_in_front: bool, screen: Match | None, report: Report | None, now: float,
+            report_lifetime: float = REPORT_LIFETIME) -> PaneState | None:
+    if not agent_in_front:
+        return None
+    if screen is not None and screen.state == "blocked":
+        return PaneState("blocked", "screen", screen.line or "", screen.rule)
+    if report is not None and 0 <= now - report.at <= report_lifetime:
+        return PaneState(report.state, "hook")
+    if screen is not None:
+        return PaneState(screen.state, "screen", screen.line or "" if screen.rule else "", screen.rule)
+    return PaneState("idle", "process")

@@ -1,0 +1,79 @@
+"""`prefix + A`: a list of agent panes in `display-popup -E`, blocked first; Enter jumps there.
+
+Pane text (the prompt line) is shown through curses, never through a tmux format, and control
+characters are dropped, so nothing in it can run or restyle anything.
+"""
+from __future__ import annotations
+
+import curses
+import time
+
+from .tmux import Tmux, TmuxError
+
+COLOURS = {"blocked": curses.COLOR_RED, "working": curses.COLOR_YELLOW, "idle": curses.COLOR_GREEN}
+
+
+def printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def age(since: int | None, now: float) -> str:
+    if not since:
+        return "?"
+    s = max(0, int(now - since))
+    return f"{s}s" if s < 60 else f"{s // 60}m" if s < 3600 else f"{s // 3600}h"
+
+
+def format_row(r: dict, now: float, width: int) -> str:
+    line = (f"{r['state']:<8} {age(r['since'], now):>4}  {r['target']:<14} {r['agent']:<8} "
+            f"{printable(r['detail'])}")
+    return line[: max(0, width - 1)]
+
+
+def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
+    def ui(stdscr) -> str | None:
+        curses.curs_set(0)
+        stdscr.timeout(1000)
+        try:
+            curses.start_color()
+            curses.use_default_colors()
+            for i, c in enumerate(COLOURS.values(), 1):
+                curses.init_pair(i, c, -1)
+        except curses.error:
+            pass
+        pairs = {s: curses.color_pair(i) for i, s in enumerate(COLOURS, 1)}
+        sel = 0
+        while True:
+            try:
+                rows = load(tmux)
+            except TmuxError:
+                rows = []
+            now = time.time()
+            stdscr.erase()
+            h, w = stdscr.getmaxyx()
+            stdscr.addnstr(0, 0, "agents  (\u2191/\u2193 j/k move, Enter jump, q close)", w - 1, curses.A_BOLD)
+            if not rows:
+                stdscr.addnstr(2, 2, "no agents", w - 3)
+            sel = min(sel, max(0, len(rows) - 1))
+            for i, r in enumerate(rows[: max(0, h - 2)]):
+                attr = pairs.get(r["state"], 0) | (curses.A_REVERSE if i == sel else 0)
+                stdscr.addnstr(i + 2, 0, format_row(r, now, w), w - 1, attr)
+            stdscr.refresh()
+            key = stdscr.getch()
+            if key in (ord("q"), 27):
+                return None
+            if key in (curses.KEY_DOWN, ord("j")):
+                sel = min(sel + 1, max(0, len(rows) - 1))
+            elif key in (curses.KEY_UP, ord("k")):
+                sel = max(sel - 1, 0)
+            elif key in (curses.KEY_ENTER, 10, 13) and rows:
+                return rows[sel]["pane"]
+
+    target = curses.wrapper(ui)
+    if target:
+        try:
+            tmux.jump_to(target, client)
+        except TmuxError as e:
+            print(f"tmux-agentstate: cannot jump to {target}: {e}")
+            return 1
+    return 0

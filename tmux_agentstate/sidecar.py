@@ -1,0 +1,458 @@
+"""The sidecar: one per tmux server. Watches agent panes, classifies, publishes options.
+
+Loop: wait on the pane FIFOs until the next deadline; feed bytes into each pane's screen; a
+pane whose screen changed is classified soon after (`settle`), but never more often than every
+`min_gap` seconds, so a prompt shows up fast and a 10 Hz spinner costs a few classifications a
+second at most; every `interval` a sweep re-reads panes, processes and reports (one tmux call)
+and publishes what changed (one tmux call).
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+
+from . import procs
+from .catalog import Catalog
+from .combine import PaneState, Report, combine
+from .intake import FifoIntake
+from .manifest import Manifest
+from .runtime import Runtime
+from .screen import PaneScreen
+from .tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
+
+log = logging.getLogger("tmux_agentstate.sidecar")
+
+URGENCY = {"blocked": 3, "working": 2, "idle": 1}
+PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since", "@agentstate_source",
+                "@agentstate_detail")
+DETAIL_MAX = 200
+
+
+@dataclass
+class Config:
+    interval: float = 0.7          # the sweep: backstop for everything
+    settle: float = 0.05           # classify this long after a change...
+    min_gap: float = 0.25          # ...but a pane at most once per min_gap
+    flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
+    report_lifetime: float = 30.0
+    icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})
+    styles: dict = field(default_factory=lambda: {"blocked": "fg=red,bold", "working": "fg=yellow",
+                                                  "idle": "fg=green"})
+
+    @classmethod
+    def from_tmux(cls, options: dict[str, str], interval: float | None = None) -> "Config":
+        c = cls()
+        try:
+            c.interval = float(options.get("@agentstate-interval", c.interval))
+        except ValueError:
+            pass
+        if interval:
+            c.interval = interval
+        c.interval = min(max(c.interval, 0.1), 10.0)
+        for s in URGENCY:
+            c.icons[s] = options.get(f"@agentstate-icon-{s}", c.icons[s])
+            c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
+        return c
+
+
+@dataclass
+class PaneWatch:
+    info: PaneInfo
+    manifest: Manifest
+    pgid: int
+    screen: PaneScreen
+    mode: str = "pipe"                 # pipe | capture (someone else's pipe-pane is on)
+    state: PaneState | None = None
+    since: float = 0.0
+    due: float | None = None           # when to classify (a change is pending)
+    last_classified: float = 0.0
+    window_bytes: int = 0              # bytes parsed since the last sweep
+    flooding: bool = False             # over budget: bytes are read and dropped
+    need_seed: bool = True
+    last_byte: float = 0.0
+    published: dict = field(default_factory=dict)
+
+
+class Sidecar:
+    def __init__(self, tmux: Tmux, runtime: Runtime, catalog: Catalog | None = None,
+                 config: Config | None = None):
+        self.tmux = tmux
+        self.runtime = runtime
+        self.catalog = catalog or Catalog()
+        self.config = config or Config()
+        self.intake = FifoIntake(runtime.dir)
+        self.panes: dict[str, PaneWatch] = {}
+        self._identity: dict[str, tuple[int, str | None]] = {}  # pane → (pgid, agent or None)
+        self._windows: dict[str, str] = {}   # window id → published @agentstate_window
+        self._summary: str | None = None
+        self._clients: list[ClientInfo] = []
+        self._stop = threading.Event()
+        self._reload = threading.Event()
+        self._observer = None
+        self.sweeps = 0
+        self.classifications = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def stop(self, *_):
+        self._stop.set()
+
+    def run(self) -> None:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+        signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
+        self._watch_manifests()
+        for e in self.catalog.errors:
+            log.error("manifest error: %s", e)
+        try:
+            next_sweep = time.monotonic()
+            while not self._stop.is_set():
+                now = time.monotonic()
+                if now >= next_sweep:
+                    self.sweep()
+                    next_sweep = now + self.config.interval
+                    continue
+                due = min((w.due for w in self.panes.values() if w.due is not None),
+                          default=next_sweep)
+                for pane_id in self.intake.wait(min(next_sweep, due) - now):
+                    self._on_readable(pane_id)
+                now = time.monotonic()
+                if any(w.due is not None and w.due <= now for w in self.panes.values()):
+                    self._classify_due(now)
+        except ServerGone:
+            log.info("tmux server is gone; exiting")
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+        batch = Batch()
+        for w in list(self.panes.values()):
+            self._unpublish(w, batch)
+        for window in self._windows:
+            batch.set_window(window, "@agentstate_window", None)
+        batch.set_global("@agentstate_summary", None)
+        self._refresh_clients(batch)
+        try:
+            self.tmux.apply(batch)
+        except TmuxError:
+            pass
+        self.intake.close_all()
+        self.panes.clear()
+
+    def _watch_manifests(self) -> None:
+        """Hot reload: watchdog wakes us on a change; the reload itself runs in the loop."""
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:  # pragma: no cover
+            return
+        reload = self._reload
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event):
+                if str(event.src_path).endswith(".toml") or event.is_directory:
+                    reload.set()
+
+        observer = Observer()
+        watched = 0
+        for d in self.catalog.dirs:
+            if d.is_dir():
+                observer.schedule(Handler(), str(d), recursive=False)
+                watched += 1
+        if watched:
+            observer.daemon = True
+            observer.start()
+            self._observer = observer
+
+    # -- bytes in ------------------------------------------------------------------------------
+    def _on_readable(self, pane_id: str) -> None:
+        data = self.intake.read(pane_id)
+        w = self.panes.get(pane_id)
+        if not data or w is None:
+            return
+        now = time.monotonic()
+        w.last_byte = now
+        if w.flooding:
+            return  # dropped; re-seeded from capture-pane once the flood stops
+        if w.window_bytes + len(data) > self.config.flood_bytes:
+            w.flooding = True
+            log.info("%s: flood (> %d bytes a sweep): dropping bytes until it stops",
+                     pane_id, self.config.flood_bytes)
+            return
+        w.window_bytes += len(data)
+        w.screen.feed(data)
+        if w.due is None:
+            w.due = max(now + self.config.settle, w.last_classified + self.config.min_gap)
+
+    def _classify_due(self, now: float) -> None:
+        batch = Batch()
+        for w in self.panes.values():
+            if w.due is not None and w.due <= now:
+                self._classify(w, batch)
+        self._publish_aggregates(batch)
+        self._apply(batch)
+
+    # -- the sweep -----------------------------------------------------------------------------
+    def sweep(self) -> None:
+        self.sweeps += 1
+        if self._reload.is_set():
+            self._reload.clear()
+            for e in self.catalog.reload():
+                log.error("manifest error (last good rules keep running): %s", e)
+            self._identity.clear()
+            for w in self.panes.values():
+                w.screen.dirty = True
+        panes, self._clients = self.tmux.panes_and_clients()
+        batch = Batch()
+        seen: set[str] = set()
+        adopted: list[PaneWatch] = []
+        for info in panes:
+            seen.add(info.pane_id)
+            manifest, pgid = self._identify(info)
+            w = self.panes.get(info.pane_id)
+            if manifest is None:
+                if w is not None:
+                    self._drop(w, batch)
+                elif info.state_option or info.our_pipe:  # left over from an earlier sidecar
+                    self._clean_leftovers(info, batch)
+                continue
+            if w is None or w.manifest.name != manifest.name or w.pgid != pgid:
+                if w is not None:
+                    self._drop(w, batch, unpublish=False)
+                w = self._adopt(info, manifest, pgid, batch)
+                adopted.append(w)
+            else:
+                if (info.height, info.width) != (w.info.height, w.info.width):
+                    w.screen.resize(info.height, info.width)
+                if info.report != w.info.report:
+                    w.screen.dirty = True  # a new report: re-combine
+                w.info = info
+            if w.mode == "pipe" and info.piped is False and not w.need_seed:
+                w.need_seed = True  # our pipe was closed under us (another plugin?): re-pipe
+                self._attach(w, batch)
+        for gone in set(self.panes) - seen:  # pane killed: tmux closed its pipe already
+            self.intake.close(gone)
+            del self.panes[gone]
+        for gone in set(self._identity) - seen:
+            del self._identity[gone]
+        self._apply(batch)  # pipes first, so no byte is lost between the capture and the pipe
+        batch = Batch()
+        self._seed(batch)
+        for w in self.panes.values():
+            w.window_bytes = 0
+            if w.screen.dirty:
+                self._classify(w, batch)
+        self._publish_aggregates(batch)
+        self._apply(batch)
+        self._write_status()
+
+    def _identify(self, info: PaneInfo) -> tuple[Manifest | None, int]:
+        if info.dead:
+            return None, 0
+        pgid = procs.foreground_pgid(info.pane_pid) or 0
+        cached = self._identity.get(info.pane_id)
+        if cached and cached[0] == pgid:
+            return (self.catalog.get(cached[1]) if cached[1] else None), pgid
+        fg = procs.foreground(info.pane_pid)
+        manifest = None
+        if fg is not None:
+            manifest = self.catalog.for_process(fg.name, list(fg.cmdline), fg.hint)
+            for name, cmdline in fg.children:
+                if manifest is None:
+                    manifest = self.catalog.for_process(name, list(cmdline))
+        self._identity[info.pane_id] = (pgid, manifest.name if manifest else None)
+        return manifest, pgid
+
+    def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
+        w = PaneWatch(info, manifest, pgid, PaneScreen(info.height, info.width))
+        old = self.panes.get(info.pane_id)
+        if old is not None:
+            w.published, w.state, w.since = old.published, old.state, old.since
+        self.panes[info.pane_id] = w
+        self._attach(w, batch)
+        log.info("%s (%s): %s in front, watching by %s", info.pane_id, info.address,
+                 manifest.name, w.mode)
+        return w
+
+    def _attach(self, w: PaneWatch, batch: Batch) -> None:
+        info = w.info
+        foreign = info.piped and not (info.our_pipe and info.our_pipe.startswith(str(self.runtime.dir)))
+        if foreign and info.pane_id not in self.intake.watching():
+            w.mode = "capture"  # never steal another plugin's pipe (tmux-logging…)
+            return
+        w.mode = "pipe"
+        fifo = self.intake.open(info.pane_id)
+        batch.pipe_to_fifo(info.pane_id, str(fifo))
+
+    def _seed(self, batch: Batch) -> None:
+        """Screens that must come from tmux: new panes, capture-mode panes, after a flood."""
+        now = time.monotonic()
+        want = []
+        for w in self.panes.values():
+            if w.flooding and now - w.last_byte >= self.config.settle * 2:
+                w.flooding, w.need_seed = False, True
+            if w.mode == "capture" or (w.need_seed and not w.flooding):
+                want.append(w)
+        if not want:
+            return
+        captured = self.tmux.capture([w.info.pane_id for w in want])
+        for w in want:
+            text = captured.get(w.info.pane_id)
+            if text is None:
+                continue
+            if w.mode == "capture":
+                view = w.screen.rows()
+                seeded = _seeded_screen(w.info, text)
+                if seeded.rows() != view or w.screen.title != seeded.title:
+                    w.screen = seeded
+            else:
+                w.screen = _seeded_screen(w.info, text)
+                w.need_seed = False
+
+    # -- classify and publish --------------------------------------------------------------------
+    def _classify(self, w: PaneWatch, batch: Batch) -> None:
+        now = time.monotonic()
+        w.due = None
+        w.last_classified = now
+        self.classifications += 1
+        match = w.manifest.evaluate(w.screen.take_view())
+        new = combine(True, match, Report.parse(w.info.report), time.time(),
+                      self.config.report_lifetime)
+        if new != w.state:
+            if w.state is None or new is None or new.state != w.state.state:
+                w.since = time.time()
+                log.info("%s (%s) %s: %s → %s [%s] %s", w.info.pane_id, w.info.address,
+                         w.manifest.name, w.state.state if w.state else "-",
+                         new.state if new else "-", new.rule if new else "", new.detail if new else "")
+            w.state = new
+        self._publish_pane(w, batch)
+
+    def _publish_pane(self, w: PaneWatch, batch: Batch) -> None:
+        st = w.state
+        want = {
+            "@agentstate": st.state if st else None,
+            "@agentstate_agent": w.manifest.name if st else None,
+            "@agentstate_since": str(int(w.since)) if st else None,
+            "@agentstate_source": st.source if st else None,
+            "@agentstate_detail": tmux_quote(_one_line(st.detail)[:DETAIL_MAX]) if st else None,
+        }
+        for name, value in want.items():
+            if w.published.get(name, "<unset>") != value:
+                batch.set_pane(w.info.pane_id, name, value)
+                w.published[name] = value
+
+    def _unpublish(self, w: PaneWatch, batch: Batch) -> None:
+        for name in PANE_OPTIONS:
+            batch.set_pane(w.info.pane_id, name, None)
+        if w.mode == "pipe":
+            batch.close_pipe(w.info.pane_id)
+
+    def _drop(self, w: PaneWatch, batch: Batch, unpublish: bool = True) -> None:
+        """The agent left this pane (the shell is back): stop watching, unset its options."""
+        log.info("%s (%s): %s no longer in front", w.info.pane_id, w.info.address, w.manifest.name)
+        if unpublish:
+            self._unpublish(w, batch)
+        elif w.mode == "pipe":
+            batch.close_pipe(w.info.pane_id)
+        self.intake.close(w.info.pane_id)
+        self.panes.pop(w.info.pane_id, None)
+
+    def _clean_leftovers(self, info: PaneInfo, batch: Batch) -> None:
+        for name in PANE_OPTIONS:
+            batch.set_pane(info.pane_id, name, None)
+        if info.our_pipe:
+            if info.piped and info.our_pipe.startswith(str(self.runtime.dir)):
+                batch.close_pipe(info.pane_id)
+            else:
+                batch.set_pane(info.pane_id, "@agentstate_pipe", None)
+
+    def _publish_aggregates(self, batch: Batch) -> None:
+        windows: dict[str, str] = {}
+        counts = {s: 0 for s in URGENCY}
+        for w in self.panes.values():
+            if w.state is None:
+                continue
+            counts[w.state.state] += 1
+            cur = windows.get(w.info.window_id)
+            if cur is None or URGENCY[w.state.state] > URGENCY[cur]:
+                windows[w.info.window_id] = w.state.state
+        changed = bool(batch)
+        for window, state in windows.items():
+            if self._windows.get(window) != state:
+                batch.set_window(window, "@agentstate_window", state)
+                changed = True
+        for window in set(self._windows) - set(windows):
+            batch.set_window(window, "@agentstate_window", None)
+            changed = True
+        self._windows = windows
+        summary = self.render_summary(counts)
+        if summary != self._summary:
+            batch.set_global("@agentstate_summary", summary)
+            self._summary = summary
+            changed = True
+        if changed:
+            self._refresh_clients(batch)
+
+    def render_summary(self, counts: dict[str, int]) -> str:
+        """The status segment. Built from counts and the user's own icon options only, never
+        from pane text, so it may carry style (#[...]) safely."""
+        parts = []
+        for s in ("blocked", "working", "idle"):
+            if counts.get(s):
+                parts.append(f"#[{self.config.styles[s]}]{tmux_quote(self.config.icons[s])}"
+                             f"{counts[s]}#[default]")
+        return " ".join(parts)
+
+    def _refresh_clients(self, batch: Batch) -> None:
+        for c in self._clients:
+            if not c.control:
+                batch.add("refresh-client", "-S", "-t", c.name)
+
+    def _apply(self, batch: Batch) -> None:
+        if not batch:
+            return
+        try:
+            self.tmux.apply(batch)
+        except ServerGone:
+            raise
+        except TmuxError as e:
+            # a pane or client vanished mid-batch: tmux stops at the failing command, so run
+            # the rest one by one rather than lose every later update
+            log.debug("batch failed (%s); retrying command by command", e)
+            for cmd in batch.commands:
+                try:
+                    self.tmux.run(cmd)
+                except TmuxError:
+                    pass
+
+    def _write_status(self) -> None:
+        if self.sweeps % 5 != 1:
+            return
+        self.runtime.write_status({
+            "socket": self.runtime.socket_path, "updated": time.time(), "sweeps": self.sweeps,
+            "classifications": self.classifications,
+            "panes": [{"pane": w.info.pane_id, "address": w.info.address, "agent": w.manifest.name,
+                       "mode": w.mode, "state": w.state.state if w.state else None}
+                      for w in self.panes.values()],
+        })
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _seeded_screen(info: PaneInfo, capture: str) -> PaneScreen:
+    """A screen rebuilt from `capture-pane -p -e` (what tmux shows now) and the pane's title."""
+    screen = PaneScreen(info.height, info.width)
+    if info.alternate_on:
+        screen.feed(b"\x1b[?1049h")
+    lines = capture.split("\n")[: info.height]
+    screen.feed_text("\x1b[H" + "\r\n".join(lines) + "\x1b[0m")
+    screen.feed_text(f"\x1b[{info.cursor_y + 1};{info.cursor_x + 1}H")
+    screen.title = info.title
+    screen.dirty = True
+    return screen

@@ -14,3 +14,132 @@ def isolated_config(tmp_path, monkeypatch):
     cfg.mkdir()
     monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
     return cfg
+
+
+import itertools
+import os
+import shlex
+import signal
+import subprocess
+import time
+
+import libtmux
+
+from tmux_agentstate.tmux import Tmux
+
+_names = itertools.count()
+
+
+def wait_for(fn, timeout=10.0, interval=0.05, message="condition"):
+    """Poll `fn` until it returns something truthy; fail with the last value."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {message}; last value: {value!r}")
+
+
+class TmuxServer:
+    """A private tmux server for one test (its own socket, no user config)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.server = libtmux.Server(socket_name=name)
+        self.tmux = Tmux(socket_name=name)
+        self.cmd("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "120", "-y", "32")
+        self.cmd("set-option", "-g", "remain-on-exit", "off")
+
+    def cmd(self, *args) -> str:
+        out = subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)}: {out.stderr.strip()}")
+        return out.stdout.strip()
+
+    def new_pane(self, command: str | None = None, *, rows=32, cols=120, env=None) -> str:
+        """A new session of its own (so its size is exactly rows x cols) running `command`."""
+        sname = f"s{next(_names)}"
+        args = ["new-session", "-d", "-s", sname, "-x", str(cols), "-y", str(rows), "-P", "-F", "#{pane_id}"]
+        for k, v in (env or {}).items():
+            args += ["-e", f"{k}={v}"]
+        if command:
+            args.append(command)
+        return self.cmd(*args)
+
+    def option(self, pane: str, name: str) -> str:
+        return self.cmd("display-message", "-p", "-t", pane, f"#{{{name}}}")
+
+    def state(self, pane: str) -> str:
+        return self.option(pane, "@agentstate")
+
+    def kill(self):
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def tmux_server():
+    srv = TmuxServer(f"agentstate-test-{os.getpid()}-{next(_names)}")
+    yield srv
+    srv.kill()
+
+
+def replay_command(path, agent: str, hold: str = "exec sleep 600") -> str:
+    """A pane command that plays a capture's bytes as the named agent, then holds the screen."""
+    return (f"env AGENTSTATE_AGENT={shlex.quote(agent)} sh -c "
+            + shlex.quote(f"sleep 0.3; cat {shlex.quote(str(path))}; {hold}"))
+
+
+class SidecarProcess:
+    def __init__(self, server: TmuxServer, runtime_base, interval=0.3):
+        self.server, self.interval = server, interval
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_base))
+        self.env.pop("TMUX", None)
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tmux_agentstate", "watch", "-L", self.server.name,
+             "--interval", str(self.interval)], env=self.env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def runtime_dir(self):
+        from tmux_agentstate.runtime import Runtime
+        return Runtime(self.server.tmux.socket(), base=Path(self.env["XDG_RUNTIME_DIR"]) / "tmux-agentstate").dir
+
+    def status(self):
+        from tmux_agentstate.runtime import Runtime
+        return Runtime(self.server.tmux.socket(), base=Path(self.env["XDG_RUNTIME_DIR"]) / "tmux-agentstate").read_status()
+
+    def kill(self, sig=signal.SIGTERM):
+        if self.proc is None or self.proc.stdout is None or self.proc.stdout.closed:
+            return ""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        out = self.proc.stdout.read().decode(errors="replace") if self.proc and self.proc.stdout else ""
+        if self.proc and self.proc.stdout:
+            self.proc.stdout.close()
+        return out
+
+
+@pytest.fixture
+def sidecar(tmux_server, tmp_path):
+    runtime_base = tmp_path / "run"
+    runtime_base.mkdir(mode=0o700)
+    procs = []
+
+    def make(interval=0.3):
+        sc = SidecarProcess(tmux_server, runtime_base, interval)
+        procs.append(sc)
+        return sc
+
+    yield make
+    for sc in procs:
+        sc.kill()

@@ -47,7 +47,7 @@ def test_agent_inferred_from_screen(tmp_path, isolated_config):
 def test_size_option_changes_the_screen(tmp_path, isolated_config):
     f = tmp_path / "far.raw"
     # at column 90 the words fit a 160-column screen and wrap apart on an 80-column one
-    f.write_bytes(b"\x1b[1;90HDo you want to proceed?")
+    f.write_bytes("\x1b[1;90HDo you want to proceed?\x1b[2;90H\u276f 1. Yes\x1b[3;90HEsc to cancel".encode())
     small = json.loads(run("--agent", "claude", "--json", "--size", "24x80", str(f)).stdout)
     big = json.loads(run("--agent", "claude", "--json", "--size", "48x160", str(f)).stdout)
     assert big["state"] == "blocked" and big["line"] == " " * 89 + "Do you want to proceed?"

@@ -83,7 +83,7 @@ class Rule:
             found = next((l for l in (_find_line(p, text) for p in self.any) if l is not None), None)
             if found is None:
                 return None
-            hit = found
+            hit = found if hit is None else hit  # the first `all` row names the dialog best
         return hit
 
 

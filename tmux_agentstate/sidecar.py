@@ -9,6 +9,7 @@ and publishes what changed (one tmux call).
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -433,7 +434,8 @@ class Sidecar:
         if self.sweeps % 5 != 1:
             return
         self.runtime.write_status({
-            "socket": self.runtime.socket_path, "updated": time.time(), "sweeps": self.sweeps,
+            "socket": self.runtime.socket_path, "pid": os.getpid(), "updated": time.time(),
+            "sweeps": self.sweeps,
             "classifications": self.classifications,
             "panes": [{"pane": w.info.pane_id, "address": w.info.address, "agent": w.manifest.name,
                        "mode": w.mode, "state": w.state.state if w.state else None}

@@ -1,0 +1,122 @@
+"""The sidecar against a real tmux server (private socket per test) and real captured bytes."""
+import signal
+import time
+
+import pytest
+
+from conftest import replay_command, wait_for
+from tmux_agentstate.fixtures import load_index
+
+FIXTURES = load_index()
+
+
+def pick(state, agent):
+    return next((f for f in FIXTURES if f.state == state and f.agent == agent), None)
+
+
+CASES = [(s, a) for a in ("claude", "codex") for s in ("blocked", "working", "idle") if pick(s, a)]
+
+
+@pytest.mark.parametrize("state, agent", CASES, ids=[f"{a}-{s}" for s, a in CASES])
+def test_replayed_capture_reaches_its_true_state(tmux_server, sidecar, state, agent):
+    fx = pick(state, agent)
+    sidecar().start()
+    pane = tmux_server.new_pane(replay_command(fx.path, agent), rows=fx.rows, cols=fx.cols)
+    wait_for(lambda: tmux_server.state(pane) == state, message=f"{fx.id} → {state}")
+    time.sleep(1.0)  # and it stays there
+    assert tmux_server.state(pane) == state
+    assert tmux_server.option(pane, "@agentstate_agent") == agent
+    assert tmux_server.option(pane, "@agentstate_source") == "screen"
+    assert tmux_server.option(pane, "@agentstate_since").isdigit()
+    window = tmux_server.cmd("display-message", "-p", "-t", pane, "#{window_id}")
+    assert tmux_server.cmd("show-options", "-wqv", "-t", window, "@agentstate_window") == state
+    assert "1" in tmux_server.cmd("show-options", "-gqv", "@agentstate_summary")
+
+
+def test_plain_shell_panes_get_no_state_and_no_pipe(tmux_server, sidecar):
+    sc = sidecar().start()
+    pane = tmux_server.new_pane("sh -c 'echo Do you want to proceed?; exec sleep 600'")
+    wait_for(lambda: (sc.status() or {}).get("pid") == sc.proc.pid, message="a sweep")
+    time.sleep(0.8)
+    assert tmux_server.state(pane) == ""
+    assert tmux_server.option(pane, "pane_pipe") == "0"
+
+
+def test_agent_exit_unsets_options_and_pane_kill_removes_fifo(tmux_server, sidecar):
+    fx = pick("blocked", "claude")
+    sc = sidecar().start()
+    pane = tmux_server.new_pane(rows=fx.rows, cols=fx.cols)  # an interactive shell
+    # like a real agent on exit: reset the terminal modes the capture turned on (kitty keys…)
+    # and drop tmux's answers to the capture's terminal queries, which nobody read
+    exit_cleanly = ("sleep 2; printf '\\033c'; "
+                    "python3 -c 'import termios; termios.tcflush(0, termios.TCIFLUSH)'")
+    tmux_server.cmd("send-keys", "-t", pane, replay_command(fx.path, "claude", exit_cleanly), "Enter")
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked")
+    fifo = sc.runtime_dir() / f"pane-{pane.lstrip('%')}.fifo"
+    assert fifo.exists() and tmux_server.option(pane, "pane_pipe") == "1"
+    # the agent exits, the shell is back in front: the prompt is still on screen, state is gone
+    wait_for(lambda: tmux_server.state(pane) == "", timeout=10, message="options unset")
+    assert tmux_server.option(pane, "@agentstate_agent") == ""
+    assert tmux_server.option(pane, "pane_pipe") == "0"
+    assert not fifo.exists()
+    # an agent again, then the pane is killed
+    tmux_server.cmd("send-keys", "-t", pane, replay_command(fx.path, "claude"), "Enter")
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked again")
+    assert fifo.exists()
+    tmux_server.cmd("kill-pane", "-t", pane)
+    wait_for(lambda: not fifo.exists(), message="fifo removed")
+
+
+def test_sigkill_and_restart_is_right_at_the_first_sweep(tmux_server, sidecar):
+    blocked, idle = pick("blocked", "claude"), pick("idle", "codex")
+    sc = sidecar().start()
+    p1 = tmux_server.new_pane(replay_command(blocked.path, "claude"), rows=blocked.rows, cols=blocked.cols)
+    p2 = tmux_server.new_pane(replay_command(idle.path, "codex"), rows=idle.rows, cols=idle.cols)
+    wait_for(lambda: tmux_server.state(p1) == "blocked" and tmux_server.state(p2) == "idle",
+             message="both classified")
+    sc.kill(signal.SIGKILL)
+    # while no sidecar runs, pane 2's agent draws a prompt (and the options left say idle)
+    codex_blocked = pick("blocked", "codex")
+    tmux_server.cmd("respawn-pane", "-k", "-t", p2, replay_command(codex_blocked.path, "codex"))
+    tmux_server.cmd("resize-window", "-t", p2, "-x", str(codex_blocked.cols), "-y", str(codex_blocked.rows))
+    time.sleep(1.5)
+    assert tmux_server.state(p2) == "idle"  # stale, nobody updates it
+    sc2 = sidecar().start()
+    wait_for(lambda: (sc2.status() or {}).get("pid") == sc2.proc.pid, message="first sweep")
+    assert tmux_server.state(p1) == "blocked"
+    assert tmux_server.state(p2) == "blocked"
+
+
+def test_foreign_pipe_is_kept_and_pane_still_classified(tmux_server, sidecar, tmp_path):
+    fx = pick("blocked", "claude")
+    log = tmp_path / "their.log"
+    pane = tmux_server.new_pane(rows=fx.rows, cols=fx.cols)
+    tmux_server.cmd("pipe-pane", "-O", "-t", pane, f"cat >> {log}")  # e.g. tmux-logging
+    tmux_server.cmd("send-keys", "-t", pane, replay_command(fx.path, "claude", "read x; sleep 600"), "Enter")
+    sidecar().start()
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked via capture-pane")
+    size = log.stat().st_size
+    tmux_server.cmd("send-keys", "-t", pane, "-l", "still-mine")
+    tmux_server.cmd("send-keys", "-t", pane, "Enter")
+    wait_for(lambda: log.stat().st_size > size, message="their pipe still receives output")
+    assert tmux_server.option(pane, "@agentstate_pipe") == ""
+
+
+def test_pane_text_cannot_run_or_restyle_in_status_line(tmux_server, sidecar, tmp_path):
+    marker = tmp_path / "pwned"
+    evil = (f"\x1b]0;#(touch {marker})\x07\x1b[?1049h\x1b[H"
+            f"Do you want to proceed? #(touch {marker}) #[fg=red]\r\n"
+            f" \u276f 1. Yes\r\n Esc to cancel \u00b7 Tab to amend")
+    cap = tmp_path / "evil.raw"
+    cap.write_bytes(evil.encode())
+    tmux_server.cmd("set-option", "-g", "status-right", "#{@agentstate_summary}|#{@agentstate_detail}")
+    pane = tmux_server.new_pane(replay_command(cap, "claude"))
+    sidecar().start()
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked")
+    detail = tmux_server.option(pane, "@agentstate_detail")
+    assert f"##(touch {marker}) ##[fg=red]" in detail
+    # a status line that shows our option, expanded the way tmux draws it
+    expanded = tmux_server.cmd("display-message", "-p", "-t", pane, "#{E:status-right}")
+    assert f"#(touch {marker})" not in expanded.replace("##", "\0")
+    time.sleep(1.0)
+    assert not marker.exists()

@@ -25,6 +25,8 @@ Replies are scripted by keywords in the LAST user message (case-insensitive), fi
 | create|edit|patch|write|add + a file name | an `apply_patch` edit adding that file                    |
 | think|ponder|take your time|deliberate    | a delay (--delay-seconds, 40) before the first token      |
 | slowly|in detail|essay|walk me through    | a slow stream: many small deltas over --slow-seconds (25) |
+| ask me|which option|choose between       | a `request_user_input` question tool call (Codex: Plan    |
+|                                           | mode only)                                                |
 | bug|fix|regression|off-by-one            | a short reply ending "Would you like me to add a          |
 |                                           | regression test?"                                         |
 | anything else                             | a short one-line reply                                    |
@@ -86,6 +88,8 @@ def choose(text: str, tool_result: bool) -> dict:
     if m:
         return {"kind": "command", "command": m.group(1).strip(),
                 "escalate": "sandbox" not in low}
+    if re.search(r"\b(ask me|which option|choose between|let me choose)\b", low):
+        return {"kind": "ask"}
     if re.search(r"\b(create|edit|patch|write|add)\b", low):
         fm = FILE_RE.search(text)
         if fm:
@@ -342,6 +346,21 @@ def serve_responses(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
             item = {"type": "function_call", "id": f"fc_mock_{rid}", "call_id": f"call_mock_{rid}",
                     "name": (sh or {}).get("name", "shell"),
                     "arguments": json.dumps(command_args(sh or {}, cmd, False)), "status": "completed"}
+        ev("response.output_item.added", output_index=idx, item=item)
+        output.append(item)
+        ok = ev("response.output_item.done", output_index=idx, item=item)
+    elif kind == "ask" and find_tool(tools, "request_user_input", pattern=r"user_input|question"):
+        tool = find_tool(tools, "request_user_input", pattern=r"user_input|question")
+        args = {"questions": [{
+            "id": "approach", "header": "Approach",
+            "question": "Which approach should I take for this change?",
+            "options": [
+                {"label": "Minimal fix (Recommended)", "description": "Touch only the failing code path."},
+                {"label": "Refactor module", "description": "Restructure the module while fixing it."}]}]}
+        ok = text_item("Before I start, one choice.", 2, 0.05)
+        idx = len(output)
+        item = {"type": "function_call", "id": f"fc_mock_{rid}", "call_id": f"call_mock_{rid}",
+                "name": tool.get("name"), "arguments": json.dumps(args), "status": "completed"}
         ev("response.output_item.added", output_index=idx, item=item)
         output.append(item)
         ok = ev("response.output_item.done", output_index=idx, item=item)

@@ -66,7 +66,8 @@ class Recording:
     def type(self, text: str, enter: bool = True, delay: float = 0.02) -> None:
         """Type like a person: a character at a time (some TUIs drop pasted bursts)."""
         for ch in text:
-            self.send(ch, literal=True)
+            # a lone ';' argument is tmux's command separator: escape it
+            self.send("\\;" if ch == ";" else ch, literal=True)
             time.sleep(delay)
         if enter:
             time.sleep(0.3)

@@ -1,0 +1,605 @@
+#!/usr/bin/env python3
+"""Capture real OpenAI Codex CLI fixtures against the mock model server.
+
+    python harness/codex.py install                 # npm install the pinned @openai/codex
+    python harness/codex.py capture [--only NAME]   # run the scenarios, write fixtures/codex/
+    python harness/codex.py list                    # the sessions and the fixtures they make
+
+Each session runs the real CLI in a private tmux server (harness/tmuxrec.py) with a throwaway
+CODEX_HOME and project folder under /work/agents (CODEX_HOME must not be under /tmp), talking to
+harness/mock_openai.py. It drives the CLI with keys, waits on tmux's own screen/title for the
+state, and snapshots the full byte prefix so far as fixtures/codex/<name>.raw (+ .screen.txt).
+`--only` takes a session name or a fixture name (the whole session that makes it is run, and
+only the fixtures matching the name are rewritten). index.toml is merged, not replaced.
+
+Processes: Codex starts a background `app-server` daemon from CODEX_HOME. After each session we
+kill, by PID, every process whose command line or environment names that session's unique
+CODEX_HOME (never by process name: other agents run on this machine).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from tmuxrec import Recording  # noqa: E402
+
+VERSION = "0.171.0"
+AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
+PREFIX = AGENTS / f"codex-{VERSION}"
+CODEX_BIN = PREFIX / "node_modules" / ".bin" / "codex"
+OUT = REPO / "fixtures" / "codex"
+MODEL = "gpt-5-mock"         # unknown to Codex: plain function tools (exec_command), no GPT-6 code mode
+BRAILLE = re.compile(r"[\u2800-\u28ff]")
+OSC_RE = re.compile(rb"\x1b\](\d+);(.*?)(?:\x07|\x1b\\)", re.S)
+
+
+# ----------------------------------------------------------------------------------------------
+def install() -> None:
+    if CODEX_BIN.exists():
+        out = subprocess.run([str(CODEX_BIN), "--version"], capture_output=True, text=True).stdout
+        if VERSION in out:
+            print(f"already installed: {out.strip()} in {PREFIX}")
+            return
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(PREFIX),
+                    f"@openai/codex@{VERSION}"], check=True)
+    print(subprocess.run([str(CODEX_BIN), "--version"], capture_output=True, text=True).stdout)
+
+
+def osc_facts(raw: bytes) -> dict:
+    """Last title (OSC 0/2) and last OSC 7501 payload in a byte stream."""
+    title, state = None, None
+    for m in OSC_RE.finditer(raw):
+        code, payload = m.group(1), m.group(2).decode("utf-8", "replace")
+        if code in (b"0", b"2"):
+            title = payload
+        elif code == b"7501":
+            state = payload
+    return {"title": title, "osc_state": state}
+
+
+# ----------------------------------------------------------------------------------------------
+class Mock:
+    def __init__(self, log: Path):
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "mock_openai.py"), "0", "--log", str(log),
+             "--slow-seconds", "28", "--delay-seconds", "30"],
+            stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        self.port = int(line.split()[1])
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def pids_naming(needle: str) -> list[int]:
+    """PIDs of processes whose cmdline or environment contains `needle` (our unique dir)."""
+    out = []
+    nb = needle.encode()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if nb in (d / "cmdline").read_bytes() or nb in (d / "environ").read_bytes():
+                out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
+def kill_pids(pids: list[int]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for p in pids:
+            try:
+                os.kill(p, sig)
+                alive.append(p)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            return
+        time.sleep(0.7)
+        pids = [p for p in alive if Path(f"/proc/{p}").exists()]
+
+
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class Shot:
+    name: str
+    state: str
+    kind: str
+    how: str
+
+
+@dataclass
+class Session:
+    name: str
+    rows: int
+    cols: int
+    trusted: bool = True          # pre-trust the project folder in config.toml
+    provider: bool = True         # configure the mock provider (False: sign-in screen)
+    model: str = MODEL
+    run: Callable = None          # run(ctx)
+    shots: list[str] = field(default_factory=list)  # fixture names it makes (for --only / list)
+
+
+class Ctx:
+    """What a session's script gets: the recording plus snapshot / wait helpers."""
+
+    def __init__(self, sess: Session, rec: Recording, only: str | None, index: dict):
+        self.s, self.rec, self.only, self.index = sess, rec, only, index
+        self.size = f"{sess.rows}x{sess.cols}"   # tmux's COLSxROWS naming: 80x24
+        self.made: list[str] = []
+
+    # waiting on tmux's own screen and title -------------------------------------------------
+    def wait(self, pred: Callable[[str, str], bool], what: str, timeout: float = 60) -> str:
+        end = time.time() + timeout
+        while True:
+            scr, title = self.rec.screen(), self.rec.title()
+            if pred(scr, title):
+                return scr
+            if time.time() > end:
+                raise TimeoutError(f"[{self.s.name}] never saw {what}; title={title!r}\n{scr}")
+            time.sleep(0.1)
+
+    def wait_text(self, needle: str, timeout: float = 60) -> str:
+        return self.wait(lambda s, t: needle in s, repr(needle), timeout)
+
+    def wait_idle(self, timeout: float = 90) -> str:
+        """Turn over: composer footer up, no spinner / Action Required in the title."""
+        def done(s: str, t: str) -> bool:
+            last = (self.osc_states() or [""])[-1]
+            return (("? for shortcuts" in s or "shift+tab to cycle" in s)
+                    and not BRAILLE.search(t) and "Action Required" not in t
+                    and "esc to interrupt" not in s and last.startswith(("state=idle", "state=done")))
+        return self.wait(done, "idle", timeout)
+
+    def wait_working_title(self, timeout: float = 30) -> str:
+        return self.wait(lambda s, t: bool(BRAILLE.search(t)), "spinner title", timeout)
+
+    def osc_states(self, since: int = 0) -> list[str]:
+        raw = self.rec.raw.read_bytes()[since:]
+        return [m.group(2).decode("utf-8", "replace") for m in OSC_RE.finditer(raw)
+                if m.group(1) == b"7501"]
+
+    def wait_ready(self, timeout: float = 60) -> str:
+        """Composer up and Codex's startup finished (it has sent its first OSC 7501 state)."""
+        scr = self.wait(lambda s, t: "? for shortcuts" in s and any(
+            x.startswith("state=idle") for x in self.osc_states()), "ready", timeout)
+        self.rec.settle(0.8, timeout=10)
+        return scr
+
+    def prompt(self, text: str) -> None:
+        """Type a prompt and make sure it was submitted (a turn started: OSC state=working)."""
+        for ch in text:   # a bare ";" argument is tmux's command separator: send it escaped
+            self.rec.send("\\;" if ch == ";" else ch, literal=True)
+            time.sleep(0.01)
+        time.sleep(0.5)
+        for _ in range(3):
+            mark = self.rec.raw.stat().st_size
+            self.rec.send("Enter")
+            end = time.time() + 5
+            while time.time() < end:
+                if any(x.startswith("state=working") for x in self.osc_states(mark)):
+                    return
+                time.sleep(0.1)
+        raise TimeoutError(f"[{self.s.name}] prompt never submitted: {text!r}\n{self.rec.screen()}")
+
+    # snapshots --------------------------------------------------------------------------------
+    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.5) -> None:
+        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
+        if self.only and self.only != self.s.name and self.only != name:
+            return
+        dest = OUT / f"{name}.raw"
+        facts = self.rec.snapshot(dest, settle=settle)
+        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+        of = osc_facts(dest.read_bytes())
+        print(f"  {name:45s} {state:8s} {kind:28s} {facts['bytes']:7d}B title={facts['title']!r} "
+              f"osc={of['osc_state']!r}", flush=True)
+        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "codex",
+                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
+                            "how": how}
+        self.made.append(name)
+
+
+# ----------------------------------------------------------------------------------------------
+# session scripts
+
+def s_first_run_80(c: Ctx) -> None:
+    """80x24, untrusted git folder: trust dialog, then a full tour of the basic states."""
+    c.wait_text("Trust this folder")
+    c.shot("blocked-trust-folder", "blocked", "trust-folder",
+           "first run in a git folder not yet in config: Codex asks to trust it")
+    c.rec.send("Enter")
+    c.wait_ready()
+    c.shot("idle-start", "idle", "start", "trusted the folder with Enter; empty composer")
+    c.prompt("could you run `mkdir -p dist && cp main.py dist/` for me")
+    c.wait_text("Would you like to run the following command")
+    c.shot("blocked-command", "blocked", "command-approval",
+           "mock calls exec_command with sandbox_permissions=require_escalated; approval dialog up")
+    c.rec.send("y")
+    c.wait_text("You approved")
+    c.wait_idle()
+    c.shot("idle-after-command", "idle", "after-approved-command",
+           "approved the command with y; it ran and the mock sent a short final reply")
+    c.prompt("please add a slugify helper to utils/strings.py")
+    c.wait_text("Would you like to make the following edits")
+    c.shot("blocked-edit", "blocked", "edit-approval",
+           "mock calls apply_patch (via exec_command) adding a file under the read-only sandbox")
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-reject-esc", "idle", "after-reject",
+           "rejected the edit approval with Esc; turn ended, composer back")
+    c.prompt("there is an off-by-one bug in main.py, can you fix it")
+    c.wait_text("regression test?")
+    c.wait_idle()
+    c.shot("idle-question", "idle", "reply-question",
+           "ordinary reply ending with 'Would you like me to add a regression test?'")
+    c.prompt("walk me through the startup code slowly")
+    c.wait_working_title()
+    c.wait_text("careful walk-through")
+    time.sleep(3)
+    c.shot("working-streaming", "working", "streaming",
+           "slow streamed reply (deltas over ~28 s); no working row, title spinner only",
+           settle=None)
+    time.sleep(4)
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt",
+           "pressed Esc while the reply was streaming; turn interrupted")
+
+
+def s_big_160(c: Ctx) -> None:
+    """160x48, pre-trusted: waiting for the first token, a long tool run, reject by 'no'."""
+    c.wait_ready()
+    c.shot("idle-start", "idle", "start", "pre-trusted folder; fresh start, empty composer")
+    c.prompt("take your time and think about the cache invalidation design")
+    c.wait_text("esc to interrupt")
+    time.sleep(2)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "mock holds the response (keep-alives only) before the first token; Working row up",
+           settle=None)
+    time.sleep(6)
+    c.shot("working-before-first-token-late", "working", "waiting-first-token",
+           "same wait, 8 s in (timer and spinner advanced)", settle=None)
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt-waiting", "idle", "after-interrupt",
+           "pressed Esc while waiting for the first token")
+    c.prompt("please run `sleep 20 && echo integration suite finished` now")
+    c.wait_text("Would you like to run the following command")
+    c.shot("blocked-command-long", "blocked", "command-approval",
+           "escalated exec_command approval for a long command (160 columns)")
+    c.rec.send("Enter")
+    c.wait_text("You approved")
+    c.wait_text("esc to interrupt", timeout=20)
+    time.sleep(3)
+    c.shot("working-tool-running", "working", "tool-running",
+           "approved with Enter; `sleep 20 && echo ...` running, Working row up", settle=None)
+    time.sleep(5)
+    c.shot("working-tool-running-late", "working", "tool-running",
+           "same command 8 s into its run", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-command", "idle", "after-approved-command",
+           "the long command finished; mock sent the final text")
+    c.prompt("create docs/CHANGELOG.md with a release entry")
+    c.wait_text("Would you like to make the following edits")
+    c.shot("blocked-edit", "blocked", "edit-approval",
+           "apply_patch adding docs/CHANGELOG.md under the read-only sandbox (160 columns)")
+    # choose "No, and tell Codex what to do differently" with the arrow keys
+    c.rec.send("Down")
+    time.sleep(0.3)
+    c.rec.send("Down")
+    time.sleep(0.3)
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-after-reject-no", "idle", "after-reject",
+           "rejected the edit by choosing the 'No, and tell Codex…' option with arrows + Enter")
+    c.prompt("explain in detail how the retry loop in main.py behaves")
+    c.wait_working_title()
+    c.wait_text("careful walk-through")
+    time.sleep(6)
+    c.shot("working-streaming", "working", "streaming",
+           "slow streamed reply, 6 s after the first delta; no working row, title spinner only",
+           settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-stream", "idle", "after-reply",
+           "the slow reply finished streaming")
+
+
+def s_mid_120(c: Ctx) -> None:
+    """120x36 untrusted: trust dialog declined? No: trust, then question + command reject via no."""
+    c.wait_text("Trust this folder")
+    c.shot("blocked-trust-folder", "blocked", "trust-folder",
+           "first run in an untrusted git folder (120 columns)")
+    c.rec.send("Enter")
+    c.wait_ready()
+    c.prompt("the date parser has a bug with leap years, please fix it")
+    c.wait_text("regression test?")
+    c.wait_idle()
+    c.shot("idle-question", "idle", "reply-question",
+           "reply ending in a question, in a fresh session (120 columns)")
+    c.prompt("now run `git status --short > status.txt` and show me")
+    c.wait_text("Would you like to run the following command")
+    c.shot("blocked-command", "blocked", "command-approval",
+           "escalated command approval after an earlier question reply")
+    c.rec.send("Down")
+    time.sleep(0.3)
+    c.rec.send("Down")
+    time.sleep(0.3)
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-after-reject-no", "idle", "after-reject",
+           "rejected the command by choosing option 3 ('No, …') with arrows + Enter")
+    c.prompt("write a small test in tests/test_dates.py")
+    c.wait_text("Would you like to make the following edits")
+    c.shot("blocked-edit", "blocked", "edit-approval", "edit approval (120 columns)")
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.prompt("please think through whether the API needs pagination")
+    c.wait_text("esc to interrupt")
+    time.sleep(1)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "Working row while the mock delays the first token (120 columns)", settle=None)
+    c.rec.send("Escape")
+    c.wait_idle()
+
+
+def s_signin(c: Ctx) -> None:
+    """No provider configured and no credentials: the sign-in screen."""
+    c.wait(lambda s, t: "Sign in" in s or "sign in" in s or "API key" in s, "sign-in screen", 30)
+    time.sleep(1)
+    c.shot("blocked-sign-in", "blocked", "sign-in",
+           "no model provider and no credentials in CODEX_HOME: Codex shows its sign-in screen")
+
+
+def s_upgrade(c: Ctx) -> None:
+    """A known model with an upgrade path: the model-migration dialog on start."""
+    c.wait(lambda s, t: "1. Try new model" in s or "Try new model" in s, "model migration", 30)
+    c.shot("blocked-model-upgrade", "blocked", "model-upgrade",
+           "config names a model Codex wants to upgrade: 'Meet …' dialog with Try new / Use existing")
+    c.rec.send("Down")
+    time.sleep(0.3)
+    c.rec.send("Enter")
+    c.wait_ready()
+    c.shot("idle-start-after-upgrade-dialog", "idle", "start",
+           "chose 'Use existing model'; idle composer")
+
+
+def s_plan_question(c: Ctx) -> None:
+    """Plan mode (Shift+Tab): the model's request_user_input question dialog."""
+    c.wait_ready()
+    c.rec.send("BTab")
+    c.wait_text("Plan mode")
+    c.rec.settle(0.6)
+    c.shot("idle-plan-mode", "idle", "start", "switched to Plan mode with Shift+Tab; idle composer")
+    c.prompt("before changing the logger, ask me which option you should use" if c.s.cols < 120
+             else "let me choose between two designs for the cache layer first")
+    c.wait_text("enter to submit answer")
+    c.shot("blocked-question", "blocked", "question",
+           "Plan mode: mock calls request_user_input; Codex's question picker (footer still says "
+           "'esc to interrupt')")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-after-question-answered", "idle", "after-reply",
+           "answered the question with Enter; mock replied with short final text")
+
+
+def s_signin_paths(c: Ctx) -> None:
+    """The sign-in screen's sub-screens: other ways, API key entry, browser login wait."""
+    c.wait_text("Sign in with ChatGPT", 30)
+    c.rec.settle(0.6)
+    c.shot("blocked-sign-in", "blocked", "sign-in", "no provider, no credentials: sign-in menu")
+    c.rec.send("Down")
+    time.sleep(0.3)
+    c.rec.send("Down")
+    time.sleep(0.3)
+    c.rec.send("Enter")
+    c.wait_text("Use an OpenAI API key")
+    c.rec.settle(0.6)
+    c.shot("blocked-sign-in-other-way", "blocked", "sign-in",
+           "sign-in menu -> 'Sign in another way': API key / Bedrock choice")
+    c.rec.send("Enter")
+    c.wait_text("Paste or type your API key")
+    c.rec.settle(0.6)
+    c.shot("blocked-sign-in-api-key", "blocked", "sign-in", "API key entry box")
+    for _ in range(2):
+        c.rec.send("Escape")
+        time.sleep(0.6)
+    c.wait_text("Sign in with Device Code")
+    c.rec.send("Up")
+    time.sleep(0.3)
+    c.rec.send("Up")
+    time.sleep(0.3)
+    c.rec.send("Enter")
+    c.wait_text("Finish signing in via your browser")
+    c.rec.settle(0.6)
+    c.shot("blocked-sign-in-browser", "blocked", "sign-in",
+           "chose 'Sign in with ChatGPT': waiting for the browser login (local callback server)")
+
+
+def s_tools_80(c: Ctx) -> None:
+    """80x24 again, other commands: a sandboxed tool run interrupted, a wrapped long command."""
+    c.wait_ready()
+    c.prompt("in the sandbox, run `sleep 15; ls -la src` to check the layout")
+    c.wait_text("esc to interrupt")
+    time.sleep(3)
+    c.shot("working-tool-sandboxed", "working", "tool-running",
+           "non-escalated exec_command (sleep) running inside the read-only sandbox, no approval",
+           settle=None)
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt-tool", "idle", "after-interrupt",
+           "pressed Esc while the sandboxed command was running")
+    c.prompt("execute `sleep 12 && find . -name '*.py' -newer README.md -print > changed-files.txt` thanks")
+    c.wait_text("Would you like to run the following command")
+    c.shot("blocked-command-wrapped", "blocked", "command-approval",
+           "escalated approval for a long command that wraps at 80 columns")
+    c.rec.send("Enter")
+    c.wait_text("You approved")
+    c.wait_text("esc to interrupt", timeout=20)
+    time.sleep(4)
+    c.shot("working-tool-running", "working", "tool-running",
+           "approved with Enter; the 12 s command is running", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-command-long", "idle", "after-approved-command",
+           "the approved long command finished; final text shown")
+    c.prompt("could you explain in detail what changed-files.txt will contain")
+    c.wait_working_title()
+    c.wait_text("careful walk-through")
+    time.sleep(12)
+    c.shot("working-streaming-late", "working", "streaming",
+           "slow reply ~12 s into streaming (text fills the screen); no working row", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-stream", "idle", "after-reply", "the slow reply finished")
+
+
+SESSIONS = [
+    Session("first-run-80", 24, 80, trusted=False, run=s_first_run_80),
+    Session("big-160", 48, 160, run=s_big_160),
+    Session("mid-120", 36, 120, trusted=False, run=s_mid_120),
+    Session("signin-80", 24, 80, provider=False, run=s_signin),
+    Session("signin-160", 48, 160, provider=False, run=s_signin),
+    Session("upgrade-100", 30, 100, model="gpt-5.5", run=s_upgrade),
+    Session("plan-80", 24, 80, run=s_plan_question),
+    Session("plan-160", 48, 160, run=s_plan_question),
+    Session("signin-100", 30, 100, provider=False, run=s_signin_paths),
+    Session("tools-80", 24, 80, run=s_tools_80),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+def make_home(sess: Session, home: Path, proj: Path, port: int) -> None:
+    home.mkdir(parents=True)
+    proj.mkdir(parents=True)
+    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
+    (proj / "README.md").write_text("# demo\n")
+    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+    lines = []
+    if sess.provider:
+        lines += [f'model = "{sess.model}"', 'model_provider = "mock"']
+    lines += ['approval_policy = "on-request"', 'sandbox_mode = "read-only"',
+              "check_for_update_on_startup = false", ""]
+    if sess.provider:
+        lines += ["[model_providers.mock]", 'name = "Mock"',
+                  f'base_url = "http://127.0.0.1:{port}/v1"', 'wire_api = "responses"',
+                  'env_key = "MOCK_API_KEY"', ""]
+    if sess.trusted:
+        lines += [f'[projects."{proj}"]', 'trust_level = "trusted"', ""]
+    lines += ["[analytics]", "enabled = false", ""]
+    (home / "config.toml").write_text("\n".join(lines))
+
+
+def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
+    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
+    base = AGENTS / f"codex-run-{stamp}"
+    home = AGENTS / f"codex-home-{stamp}"
+    proj = base / "proj"
+    make_home(sess, home, proj, mock.port)
+    env = {"CODEX_HOME": str(home), "TERM": "tmux-256color", "LANG": "C.UTF-8",
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if sess.provider:
+        env["MOCK_API_KEY"] = "sk-mock-not-a-real-key"
+    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
+    rec = Recording(base / "rec", [str(CODEX_BIN)], rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
+    ctx = Ctx(sess, rec, only, index)
+    try:
+        sess.run(ctx)
+    except Exception as e:  # keep the other sessions going; the error is in the report
+        print(f"!! session {sess.name} failed: {e}", flush=True)
+        (base / "error.txt").write_text(str(e))
+    finally:
+        rec.close()
+        kill_pids(pids_naming(str(home)))
+        time.sleep(0.3)
+        left = pids_naming(str(home))
+        if left:
+            print(f"!! still alive after kill: {left}", flush=True)
+        shutil.rmtree(home, ignore_errors=True)
+    return ctx.made
+
+
+def load_index() -> dict:
+    path = OUT / "index.toml"
+    if not path.exists():
+        return {}
+    import tomllib
+    data = tomllib.loads(path.read_text())
+    return {Path(f["file"]).stem: f for f in data.get("fixture", [])}
+
+
+def q(v: str) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def write_index(index: dict) -> None:
+    out = ["# Real OpenAI Codex CLI captures; written by harness/codex.py (do not edit by hand).",
+           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
+    for name in sorted(index):
+        f = index[name]
+        if not (OUT / f["file"]).exists():
+            continue
+        out.append("[[fixture]]")
+        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
+            out.append(f"{k} = {q(f[k])}")
+        out.append("")
+    (OUT / "index.toml").write_text("\n".join(out))
+
+
+def capture(only: str | None) -> None:
+    if not CODEX_BIN.exists():
+        install()
+    OUT.mkdir(parents=True, exist_ok=True)
+    logs = AGENTS / "codex-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    mock = Mock(logs / f"mock-{int(time.time())}.jsonl")
+    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
+    index = load_index()
+    try:
+        for sess in SESSIONS:
+            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
+                continue
+            run_session(sess, mock, only, index)
+            write_index(index)
+    finally:
+        mock.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install")
+    c = sub.add_parser("capture")
+    c.add_argument("--only", help="a session name or a fixture name")
+    sub.add_parser("list")
+    a = ap.parse_args()
+    if a.cmd == "install":
+        install()
+    elif a.cmd == "capture":
+        capture(a.only)
+    else:
+        for s in SESSIONS:
+            print(f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} provider={s.provider} "
+                  f"model={s.model}")
+
+
+if __name__ == "__main__":
+    main()

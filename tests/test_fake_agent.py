@@ -140,7 +140,13 @@ def autopilot_runs(tmp_path_factory):
             r.start()
         for r in runs.values():
             r.wait_dead(timeout=25)
-        yield {look: (r, r.recorded()) for look, r in runs.items()}
+        out = {}
+        for look, r in runs.items():
+            data = r.recorded()
+            # history too: tmux's "Pane is dead" notice can scroll the screen by a row or two
+            r.final_screen = server.tmux("capture-pane", "-p", "-S", "-", "-t", r.pane)
+            out[look] = (r, data)
+        yield out
     finally:
         server.kill()
 
@@ -169,6 +175,20 @@ def test_no_newline_and_every_byte_accounted_for(autopilot_runs, look):
     assert run.frames()[-1][0] == len(data)  # the recording is exactly what the agent wrote
     assert b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07" in data and data.count(b"\x1b]0;") == 1
     assert re.search(rb"Do\x1b\[\d+Gyou\x1b\[\d+Gwant\x1b\[\d+Gto\x1b\[\d+Gproceed\?", data)
+
+
+@pytest.mark.parametrize("look", ["current", "classic"])
+def test_tmux_and_the_emulated_screen_agree(autopilot_runs, look):
+    """tmux's own rendering of the pane equals the replayed recording (scrolling included)."""
+    run, data = autopilot_runs[look]
+    assert b"\x1b[1S" in data  # the screen filled up and scrolled at least once
+    ours = replay(data, ROWS, COLS).rows()
+    while ours and not ours[-1]:
+        ours.pop()
+    theirs = [l.rstrip() for l in run.final_screen.splitlines() if not l.startswith("Pane is dead")]
+    assert len(ours) > ROWS // 2
+    starts = [i for i in range(len(theirs) - len(ours) + 1) if theirs[i:i + len(ours)] == ours]
+    assert starts, "replayed screen not found in tmux's pane:\n" + "\n".join(ours)
 
 
 @pytest.mark.parametrize("look", ["current", "classic"])

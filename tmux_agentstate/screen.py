@@ -31,9 +31,16 @@ _IGNORED_MODES = {mo.DECCOLM}  # tmux has no 132-column mode; honouring it would
 _BLANK = Char(" ")
 
 
-@lru_cache(maxsize=4096)
-def _cell(ch: str) -> Char:
-    return Char(ch)
+class _CellCache(dict):
+    """One shared, immutable cell per character (no attributes are kept)."""
+
+    def __missing__(self, ch: str) -> Char:
+        cell = self[ch] = Char(ch)
+        return cell
+
+
+_CELLS = _CellCache()
+_cell = _CELLS.__getitem__
 
 
 @lru_cache(maxsize=4096)
@@ -57,6 +64,22 @@ class _Cells(pyte.Screen):
         line = self.buffer[cur.y]
         autowrap = mo.DECAWM in self.mode
         insert = mo.IRM in self.mode
+        if data.isascii() and not insert and autowrap:
+            # fast path (most text): every char one cell, written a row-slice at a time in C
+            pos, n = 0, len(data)
+            while pos < n:
+                if cur.x >= cols:
+                    self.dirty.add(cur.y)
+                    cur.x = 0
+                    self.linefeed()
+                    line = self.buffer[cur.y]
+                take = min(n - pos, cols - cur.x)
+                line.update(zip(range(cur.x, cur.x + take), map(_CELLS.__getitem__, data[pos:pos + take])))
+                cur.x += take
+                pos += take
+            self._last_char = data[-1]
+            self.dirty.add(cur.y)
+            return
         for ch in data:
             w = 1 if " " <= ch <= "~" else _width(ch)
             if w <= 0:

@@ -30,6 +30,7 @@ URGENCY = {"blocked": 3, "working": 2, "idle": 1}
 PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since", "@agentstate_source",
                 "@agentstate_detail")
 DETAIL_MAX = 200
+COALESCE = 0.02
 
 
 @dataclass
@@ -68,7 +69,6 @@ class PaneWatch:
     mode: str = "pipe"                 # pipe | capture (someone else's pipe-pane is on)
     state: PaneState | None = None
     since: float = 0.0
-    due: float | None = None           # when to classify (a change is pending)
     last_classified: float = 0.0
     window_bytes: int = 0              # bytes parsed since the last sweep
     flooding: bool = False             # over budget: bytes are read and dropped
@@ -86,6 +86,7 @@ class Sidecar:
         self.config = config or Config()
         self.intake = FifoIntake(runtime.dir)
         self.panes: dict[str, PaneWatch] = {}
+        self._due: dict[str, float] = {}      # pane → when to classify it (a change is pending)
         self._identity: dict[str, tuple[int, str | None]] = {}  # pane → (pgid, agent or None)
         self._windows: dict[str, str] = {}   # window id → published @agentstate_window
         self._summary: str | None = None
@@ -115,13 +116,17 @@ class Sidecar:
                     self.sweep()
                     next_sweep = now + self.config.interval
                     continue
-                due = min((w.due for w in self.panes.values() if w.due is not None),
-                          default=next_sweep)
-                for pane_id in self.intake.wait(min(next_sweep, due) - now):
+                due = min(self._due.values(), default=next_sweep)
+                ready = self.intake.wait(min(next_sweep, due) - now)
+                for pane_id in ready:
                     self._on_readable(pane_id)
                 now = time.monotonic()
-                if any(w.due is not None and w.due <= now for w in self.panes.values()):
+                if self._due and min(self._due.values()) <= now:
                     self._classify_due(now)
+                if ready:
+                    # coalesce: a 10 Hz spinner in 50 panes would otherwise wake us 500 times
+                    # a second for ~100 bytes each; this adds at most COALESCE to any latency
+                    time.sleep(COALESCE)
         except ServerGone:
             log.info("tmux server is gone; exiting")
         finally:
@@ -186,16 +191,26 @@ class Sidecar:
             return
         w.window_bytes += len(data)
         w.screen.feed(data)
-        if w.due is None:
-            w.due = max(now + self.config.settle, w.last_classified + self.config.min_gap)
+        if pane_id not in self._due:
+            self._due[pane_id] = max(now + self.config.settle, w.last_classified + self.config.min_gap)
 
     def _classify_due(self, now: float) -> None:
+        """Early classification of changed panes. Only a change into or out of `blocked` is
+        published at once (that is what a person waits for); the rest waits for the sweep,
+        so a busy pane does not cost a tmux call per classification."""
         batch = Batch()
-        for w in self.panes.values():
-            if w.due is not None and w.due <= now:
-                self._classify(w, batch)
-        self._publish_aggregates(batch)
-        self._apply(batch)
+        for pane_id, due in list(self._due.items()):
+            w = self.panes.get(pane_id)
+            if w is None:
+                self._due.pop(pane_id, None)
+            elif due <= now:
+                self._classify(w)
+                was = w.published.get("@agentstate")
+                if (w.state and w.state.state == "blocked") != (was == "blocked"):
+                    self._publish_pane(w, batch)
+        if batch:
+            self._publish_aggregates(batch)
+            self._apply(batch)
 
     # -- the sweep -----------------------------------------------------------------------------
     def sweep(self) -> None:
@@ -238,6 +253,7 @@ class Sidecar:
         for gone in set(self.panes) - seen:  # pane killed: tmux closed its pipe already
             self.intake.close(gone)
             del self.panes[gone]
+            self._due.pop(gone, None)
         for gone in set(self._identity) - seen:
             del self._identity[gone]
         self._apply(batch)  # pipes first, so no byte is lost between the capture and the pipe
@@ -246,7 +262,8 @@ class Sidecar:
         for w in self.panes.values():
             w.window_bytes = 0
             if w.screen.dirty:
-                self._classify(w, batch)
+                self._classify(w)
+            self._publish_pane(w, batch)
         self._publish_aggregates(batch)
         self._apply(batch)
         self._write_status()
@@ -315,9 +332,9 @@ class Sidecar:
                 w.need_seed = False
 
     # -- classify and publish --------------------------------------------------------------------
-    def _classify(self, w: PaneWatch, batch: Batch) -> None:
+    def _classify(self, w: PaneWatch) -> None:
         now = time.monotonic()
-        w.due = None
+        self._due.pop(w.info.pane_id, None)
         w.last_classified = now
         self.classifications += 1
         match = w.manifest.evaluate(w.screen.take_view())
@@ -330,7 +347,6 @@ class Sidecar:
                          w.manifest.name, w.state.state if w.state else "-",
                          new.state if new else "-", new.rule if new else "", new.detail if new else "")
             w.state = new
-        self._publish_pane(w, batch)
 
     def _publish_pane(self, w: PaneWatch, batch: Batch) -> None:
         st = w.state
@@ -339,7 +355,9 @@ class Sidecar:
             "@agentstate_agent": w.manifest.name if st else None,
             "@agentstate_since": str(int(w.since)) if st else None,
             "@agentstate_source": st.source if st else None,
-            "@agentstate_detail": tmux_quote(_one_line(st.detail)[:DETAIL_MAX]) if st else None,
+            # the prompt line, for blocked only: a working row's timer would change every second
+            "@agentstate_detail": (tmux_quote(_one_line(st.detail)[:DETAIL_MAX])
+                                   if st.state == "blocked" else "") if st else None,
         }
         for name, value in want.items():
             if w.published.get(name, "<unset>") != value:
@@ -361,6 +379,7 @@ class Sidecar:
             batch.close_pipe(w.info.pane_id)
         self.intake.close(w.info.pane_id)
         self.panes.pop(w.info.pane_id, None)
+        self._due.pop(w.info.pane_id, None)
 
     def _clean_leftovers(self, info: PaneInfo, batch: Batch) -> None:
         for name in PANE_OPTIONS:

@@ -30,6 +30,9 @@ _PARTIAL = re.compile(
     r"\x1b(?:\[[0-9:;<=>?]*[ -/]*|\][^\x07\x1b]*\x1b?|[P_^X](?:[^\x1b]|\x1b\x1b)*\x1b?|[ -/]*)?\Z",
     re.S,
 )
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+_G_TEXT, _G_CP, _G_CARGS, _G_CI, _G_CF, _G_OSC, _G_EI, _G_EF, _G_CTL = (
+    _TOKEN.groupindex[g] for g in ("text", "cp", "cargs", "ci", "cf", "osc", "ei", "ef", "ctl"))
 _NUMERIC = re.compile(r"[0-9:;]*\Z")
 _MAX_PENDING = 64 * 1024  # a "sequence" longer than this is garbage: drop its ESC and go on
 
@@ -64,6 +67,9 @@ class ByteStream:
         self.errors = 0          # sequences a screen method refused; counted, never raised
         self.replacements = 0    # U+FFFD produced by decoding (invalid UTF-8)
         self.truncated_tail = False
+        # bound methods, looked up once: dispatch is the hot path
+        self._ctl = {ch: getattr(screen, name) for ch, name in _CTL.items()}
+        self._csi_fns = {final: getattr(screen, name) for final, name in _CSI.items()}
 
     def feed(self, data: bytes, final: bool = False) -> None:
         text = self._decoder.decode(data, final)
@@ -80,7 +86,11 @@ class ByteStream:
     def feed_text(self, text: str) -> None:
         if self._pending:
             text, self._pending = self._pending + text, ""
-        scr = self.screen
+        if "m" in text:
+            # SGR is a fifth of all tokens in real captures and changes no text: drop it in one
+            # C-level pass (this also joins the text runs it split)
+            text = _SGR.sub("", text)
+        draw, ctl, csi, osc = self.screen.draw, self._ctl, self._csi, self.screen.osc
         match = _TOKEN.match
         pos, end = 0, len(text)
         while pos < end:
@@ -93,37 +103,42 @@ class ByteStream:
                 pos += 1  # ...or garbage after an ESC: drop the ESC, keep the rest as text
                 continue
             pos = m.end()
-            kind = m.lastgroup
+            kind = m.lastindex
             try:
-                if kind == "text":
-                    scr.draw(m.group("text"))
-                elif kind == "cf":
-                    self._csi(m.group("cp"), m.group("cargs"), m.group("ci"), m.group("cf"))
-                elif kind == "ctl":
-                    name = _CTL.get(m.group("ctl"))
-                    if name:
-                        getattr(scr, name)()
-                elif kind == "osc":
-                    code, _, payload = m.group("osc").partition(";")
-                    scr.osc(code, payload)
-                elif kind == "ef":
-                    if not m.group("ei") and m.group("ef") in _ESC:
-                        getattr(scr, _ESC[m.group("ef")])()
+                if kind == _G_TEXT:
+                    draw(m.group(_G_TEXT))
+                elif kind == _G_CTL:
+                    fn = ctl.get(m.group(_G_CTL))
+                    if fn is not None:
+                        fn()
+                elif kind == _G_CF:
+                    csi(*m.group(_G_CP, _G_CARGS, _G_CI, _G_CF))
+                elif kind == _G_OSC:
+                    code, _, payload = m.group(_G_OSC).partition(";")
+                    osc(code, payload)
+                elif kind == _G_EF:
+                    if not m.group(_G_EI) and m.group(_G_EF) in _ESC:
+                        getattr(self.screen, _ESC[m.group(_G_EF)])()
                 # DCS/APC/PM/SOS strings (no group) are skipped whole.
             except Exception:  # pyte raises on some out-of-range params; garbage must not crash us
                 self.errors += 1
 
     def _csi(self, private: str, args: str, inter: str, final: str) -> None:
-        if inter or private in ("<", "=", ">") or not _NUMERIC.match(args):
-            return  # kitty keyboard, modifyOtherKeys, cursor style, DECRQM...: no screen effect
-        name = _CSI.get(final)
-        if name is None:
-            return  # SGR (colours are not needed to classify) and finals we do not model
-        params = [min(int(p.partition(":")[0] or 0), 9999) for p in args.split(";")] if args else []
-        if private == "?":
-            if final in "hl":
-                getattr(self.screen, name)(*params, private=True)
-            elif final in "JK":
-                getattr(self.screen, name)(*params)
+        fn = self._csi_fns.get(final)
+        if fn is None or inter or (private and private != "?"):
+            return  # kitty keyboard, modifyOtherKeys, cursor style, unknown finals: no effect
+        if not args:
+            params = ()
+        elif args.isdigit():
+            params = (min(int(args), 9999),)
+        elif _NUMERIC.match(args):
+            params = tuple(min(int(p.partition(":")[0] or 0), 9999) for p in args.split(";"))
+        else:
             return
-        getattr(self.screen, name)(*params)
+        if private:
+            if final in "hl":
+                fn(*params, private=True)
+            elif final in "JK":
+                fn(*params)
+            return
+        fn(*params)

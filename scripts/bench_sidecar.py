@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""Sidecar benchmarks on a private tmux server (never the user's). Not a test: prints figures.
+
+    .venv/bin/python scripts/bench_sidecar.py load [--panes 1,10,50] [--seconds 60]
+    .venv/bin/python scripts/bench_sidecar.py flood [--mb 50]
+    .venv/bin/python scripts/bench_sidecar.py accuracy [--minutes 5] [--agents 6]
+
+load      N agent panes replay real captures at ~0.75 KB/s (bursts to 10 KB/s); the sidecar's
+          CPU (own + its tmux clients) and RSS, then the same panes watched by (a) a naive
+          poller, one `capture-pane` per pane per interval, and (b) one batched `capture-pane`
+          of all panes per interval, each classifying what it captured. Same load, one run.
+flood     one agent pane prints MB of text; another draws a permission prompt: time until
+          @agentstate=blocked, and the sidecar's peak RSS.
+accuracy  fake Claude-like agents on autopilot write their true state to side files; the
+          option is sampled every 50 ms: latency (prompt drawn → blocked), linger (answered →
+          not blocked), false alarms.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+
+from tmux_agentstate.catalog import Catalog  # noqa: E402
+from tmux_agentstate.fixtures import load_index  # noqa: E402
+from tmux_agentstate.screen import PaneScreen  # noqa: E402
+from tmux_agentstate.tmux import Tmux  # noqa: E402
+
+PY = sys.executable
+
+
+class Bench:
+    def __init__(self, name: str):
+        self.name = f"agentstate-bench-{name}-{os.getpid()}"
+        self.tmp = Path(tempfile.mkdtemp(prefix="agentstate-bench-"))
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=str(self.tmp))
+        self.env.pop("TMUX", None)
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "bench", "-x", "120", "-y", "32")
+        self.adapter = Tmux(socket_name=self.name)
+        self.server_pid = int(self.tmux("display-message", "-p", "#{pid}"))
+        self.procs: list[subprocess.Popen] = []
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    def pane(self, command: str, rows=32, cols=120) -> str:
+        return self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows), "-P", "-F",
+                         "#{pane_id}", command)
+
+    def spawn(self, *args: str) -> subprocess.Popen:
+        p = subprocess.Popen([PY, *args], env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        return p
+
+    def sidecar(self, interval=0.7) -> subprocess.Popen:
+        return self.spawn("-m", "tmux_agentstate", "watch", "-L", self.name,
+                          "--interval", str(interval))
+
+    def close(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def measure(pid: int, seconds: float, server_pid: int) -> dict:
+    p, srv = psutil.Process(pid), psutil.Process(server_pid)
+    c0, s0, t0 = cpu_seconds(pid), sum(srv.cpu_times()[:2]), time.monotonic()
+    rss = []
+    while time.monotonic() - t0 < seconds:
+        time.sleep(1)
+        rss.append(p.memory_info().rss)
+    dt = time.monotonic() - t0
+    return {"cpu": 100 * (cpu_seconds(pid) - c0) / dt, "rss": max(rss) / 2**20,
+            "tmux": 100 * (sum(srv.cpu_times()[:2]) - s0) / dt}
+
+
+# -- pollers to compare against (run as their own process so their CPU is counted alike) -----
+def poller(socket: str, mode: str, interval: float) -> None:
+    tmux = Tmux(socket_name=socket)
+    catalog = Catalog()
+    while True:
+        t0 = time.monotonic()
+        panes, _ = tmux.panes_and_clients()
+        agents = [p for p in panes if p.pane_id != "%0"]
+        if mode == "naive":
+            captured = {}
+            for p in agents:
+                captured.update(tmux.capture_one(p.pane_id))
+        else:
+            captured = tmux.capture([p.pane_id for p in agents])
+        m = catalog.get("claude")
+        for p in agents:
+            screen = PaneScreen(p.height, p.width)
+            screen.feed_text("\x1b[H" + captured.get(p.pane_id, "").replace("\n", "\r\n"))
+            m.evaluate(screen.view())
+        time.sleep(max(0.0, interval - (time.monotonic() - t0)))
+
+
+def cmd_load(args) -> None:
+    fixtures = [f for f in load_index() if f.path.stat().st_size > 20_000]
+    print(f"{'panes':>5}  {'watcher':<26} {'CPU % of a core':>15} {'RSS MB':>7} {'tmux server CPU %':>18}")
+    for n in [int(x) for x in args.panes.split(",")]:
+        b = Bench(f"load{n}")
+        try:
+            for i in range(n):
+                fx = fixtures[i % len(fixtures)]
+                cmd = (f"env AGENTSTATE_AGENT={fx.agent} {shlex.quote(PY)} -m tmux_agentstate.demo.replay "
+                       f"--rate {args.rate} --loop --seed {i} {shlex.quote(str(fx.path))}")
+                b.pane(cmd, fx.rows, fx.cols)
+            time.sleep(2)
+            rows = []
+            sc = b.sidecar(args.interval)
+            time.sleep(5)  # let it adopt and seed every pane
+            rows.append(("sidecar (pipe-pane)", measure(sc.pid, args.seconds, b.server_pid)))
+            sc.terminate()
+            sc.wait()
+            for mode in ("naive", "batched"):
+                p = b.spawn(__file__, "_poller", b.name, mode, str(args.interval))
+                time.sleep(3)
+                rows.append((f"{mode} capture-pane poller", measure(p.pid, args.seconds, b.server_pid)))
+                p.terminate()
+                p.wait()
+            base = rows[0][1]["cpu"] or 1e-9
+            for label, r in rows:
+                ratio = f"  ({r['cpu'] / base:.1f}x)" if label != rows[0][0] else ""
+                print(f"{n:>5}  {label:<26} {r['cpu']:>15.2f} {r['rss']:>7.1f} {r['tmux']:>18.2f}{ratio}")
+        finally:
+            b.close()
+
+
+def cmd_flood(args) -> None:
+    b = Bench("flood")
+    try:
+        big = b.tmp / "big.txt"
+        line = b"flood " * 20 + b"\n"
+        with open(big, "wb") as f:
+            for _ in range(args.mb * 2**20 // len(line)):
+                f.write(line)
+        blocked = next(f for f in load_index() if f.state == "blocked" and f.agent == "claude")
+        go = b.tmp / "go"
+        prompt_pane = b.pane(
+            f"env AGENTSTATE_AGENT=claude sh -c 'while [ ! -e {go} ]; do sleep 0.01; done; "
+            f"cat {shlex.quote(str(blocked.path))}; exec sleep 600'", blocked.rows, blocked.cols)
+        flood_pane = b.pane(f"env AGENTSTATE_AGENT=claude sh -c 'sleep 3; cat {big}; exec sleep 600'")
+        sc = b.sidecar()
+        proc = psutil.Process(sc.pid)
+        time.sleep(4.0)  # the flood is on
+        go.touch()
+        t0 = time.monotonic()
+        peak = 0
+        latency = None
+        while time.monotonic() - t0 < 20:
+            peak = max(peak, proc.memory_info().rss)
+            if b.tmux("display-message", "-p", "-t", prompt_pane, "#{@agentstate}") == "blocked":
+                latency = time.monotonic() - t0
+                break
+            time.sleep(0.01)
+        done = False
+        t1 = time.monotonic()
+        while time.monotonic() - t1 < 120:
+            peak = max(peak, proc.memory_info().rss)
+            if "sleep" in b.tmux("display-message", "-p", "-t", flood_pane, "#{pane_current_command}"):
+                done = True
+                break
+            time.sleep(0.2)
+        print(f"flood: {args.mb} MB through one agent pane ({'finished' if done else 'still running'}"
+              f" after {time.monotonic() - t1 + 4:.1f} s)")
+        print(f"prompt in another pane → @agentstate=blocked: "
+              f"{'%.3f s' % latency if latency is not None else 'NOT within 20 s'} "
+              f"(includes the prompt pane's own sh start and cat, and this 10 ms poll)")
+        print(f"sidecar peak RSS during the flood: {peak / 2**20:.1f} MB")
+    finally:
+        b.close()
+
+
+def cmd_accuracy(args) -> None:
+    b = Bench("accuracy")
+    try:
+        truths = []
+        panes = []
+        for i in range(args.agents):
+            truth = b.tmp / f"truth-{i}.log"
+            truths.append(truth)
+            panes.append(b.pane(
+                f"env AGENTSTATE_AGENT=claude AGENTSTATE_TRUTH_FILE={truth} {shlex.quote(PY)} -m "
+                f"tmux_agentstate.demo.fake_agent --autopilot --seed {i + 7}"))
+        sc = b.sidecar(args.interval)
+        t_end = time.time() + args.minutes * 60
+        samples: dict[str, list[tuple[float, str]]] = {p: [] for p in panes}
+        c0 = cpu_seconds(sc.pid)
+        t0 = time.monotonic()
+        fmt = "#{pane_id} #{@agentstate}"
+        while time.time() < t_end:
+            now = time.time()
+            out = b.tmux("list-panes", "-a", "-F", fmt)
+            for line in out.splitlines():
+                pid, _, state = line.partition(" ")
+                if pid in samples:
+                    samples[pid].append((now, state))
+            time.sleep(0.05)
+        cpu = 100 * (cpu_seconds(sc.pid) - c0) / (time.monotonic() - t0)
+        report_accuracy(panes, truths, samples, cpu, args)
+    finally:
+        b.close()
+
+
+def read_truth(path: Path) -> list[tuple[float, str]]:
+    out = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            out.append((float(parts[0]), parts[1]))
+    return out
+
+
+def state_at(timeline: list[tuple[float, str]], t: float) -> str:
+    cur = ""
+    for at, s in timeline:
+        if at > t:
+            break
+        cur = s
+    return cur
+
+
+def report_accuracy(panes, truths, samples, cpu, args) -> None:
+    latencies, lingers, prompts, missed = [], [], 0, 0
+    false_eps = {"working": 0, "idle": 0}
+    false_secs = {"working": 0.0, "idle": 0.0}
+    agree = total = 0
+    for pane, truth_file in zip(panes, truths):
+        truth = read_truth(truth_file)
+        seen = samples[pane]
+        if not truth or not seen:
+            continue
+        for (at, s), nxt in zip(truth, truth[1:] + [(seen[-1][0], "")]):
+            if s != "blocked" or nxt[0] > seen[-1][0]:
+                continue
+            prompts += 1
+            hit = next((t for t, v in seen if at <= t <= nxt[0] and v == "blocked"), None)
+            if hit is None:
+                missed += 1
+            else:
+                latencies.append(hit - at)
+            gone = next((t for t, v in seen if t >= nxt[0] and v != "blocked"), None)
+            if gone is not None and hit is not None:
+                lingers.append(gone - nxt[0])
+        prev_false = False
+        for i, (t, v) in enumerate(seen):
+            real = state_at(truth, t)
+            if not real:
+                continue
+            total += 1
+            agree += v == real
+            false = v == "blocked" and real != "blocked"
+            # allow one sweep of linger after a real prompt before calling it a false alarm
+            if false and state_at(truth, t - args.interval) == "blocked":
+                false = False
+            if false:
+                dt = t - seen[i - 1][0] if i else 0.05
+                false_secs[real] += dt
+                if not prev_false:
+                    false_eps[real] += 1
+            prev_false = false
+    q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")  # noqa: E731
+    print(f"{len(panes)} fake agents, {args.minutes} min, sweep {args.interval}s; {prompts} prompts")
+    print(f"latency prompt drawn → blocked: median {q(latencies, .5):.3f} s, p95 {q(latencies, .95):.3f} s,"
+          f" max {max(latencies, default=float('nan')):.3f} s; missed {missed}")
+    print(f"linger after answer: median {q(lingers, .5):.3f} s, max {max(lingers, default=float('nan')):.3f} s")
+    print(f"false 'blocked': while working {false_eps['working']} episodes / {false_secs['working']:.1f} s,"
+          f" while idle {false_eps['idle']} / {false_secs['idle']:.1f} s")
+    print(f"samples agreeing with the truth: {100 * agree / max(total, 1):.1f}% of {total}"
+          f" (a 50 ms sample lags any change by up to one classification)")
+    print(f"sidecar CPU: {cpu:.2f}% of a core")
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "_poller":
+        poller(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    lo = sub.add_parser("load")
+    lo.add_argument("--panes", default="1,10,50")
+    lo.add_argument("--seconds", type=float, default=60)
+    lo.add_argument("--rate", type=int, default=750)
+    lo.add_argument("--interval", type=float, default=0.7)
+    fl = sub.add_parser("flood")
+    fl.add_argument("--mb", type=int, default=50)
+    ac = sub.add_parser("accuracy")
+    ac.add_argument("--minutes", type=float, default=5)
+    ac.add_argument("--agents", type=int, default=6)
+    ac.add_argument("--interval", type=float, default=0.7)
+    args = ap.parse_args()
+    {"load": cmd_load, "flood": cmd_flood, "accuracy": cmd_accuracy}[args.cmd](args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""Play raw captured pane bytes back to the terminal at a human pace (benchmarks, tests).
+
+    AGENTSTATE_AGENT=claude python -m tmux_agentstate.demo.replay --rate 800 --loop FILE...
+
+Bytes are written in small bursts averaging `--rate` bytes a second with occasional peaks
+(`--peak`), the shape of a real agent's output; `--loop` starts over (the captures begin with
+the agent's own start-up, so each pass redraws a whole session). After the last pass it holds
+the final screen until killed, as an agent waiting at its prompt would.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--rate", type=float, default=0, help="mean bytes/s (0: all at once)")
+    ap.add_argument("--peak", type=float, default=10_000, help="bytes/s during a burst")
+    ap.add_argument("--loop", action="store_true")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--no-hold", action="store_true", help="exit after the last byte")
+    args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    rng = random.Random(args.seed)
+    out = sys.stdout.buffer
+    captures = []
+    for name in args.files:
+        with open(name, "rb") as f:
+            captures.append(f.read())
+    # ticks of 0.1 s: most at half the mean rate, a few bursts at the peak, mean = --rate
+    base = args.rate / 2
+    p_burst = (args.rate - base) / max(args.peak - base, 1.0) if args.rate else 0
+    while True:
+        for data in captures:
+            pos = 0
+            while pos < len(data):
+                if not args.rate:
+                    n = len(data)
+                else:
+                    n = max(1, int((args.peak if rng.random() < p_burst else base) * 0.1))
+                out.write(data[pos:pos + n])
+                out.flush()
+                pos += n
+                if args.rate:
+                    time.sleep(0.1)
+        if not args.loop:
+            break
+    if not args.no_hold:
+        while True:
+            time.sleep(3600)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

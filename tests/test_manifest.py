@@ -148,3 +148,12 @@ def test_for_process_hint_and_patterns(tmp_path):
     assert cat.for_process("bash", ["bash"], hint="demo").name == "demo"
     assert cat.for_process("demo", ["/usr/bin/demo", "--x"]).name == "demo"
     assert cat.for_process("bash", ["bash"]) is None
+
+
+def test_blocked_hint_covers_every_blocked_pattern(tmp_path):
+    text = GOOD.replace("any = ['Allow this\\\\?', 'Enter to confirm']", "any = ['(?i)allow this\\\\?', 'Enter to confirm']")
+    assert text != GOOD
+    m = load_manifest(write(tmp_path, "demo", text))
+    hint = m.blocked_hint
+    assert hint.search("please ALLOW THIS?") and hint.search("x\n  Enter to confirm")
+    assert not hint.search("working… (esc to interrupt)\ndemo> ")

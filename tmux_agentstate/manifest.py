@@ -139,6 +139,8 @@ class Manifest:
     identify: Identity = field(default_factory=Identity)
     rules: tuple[Rule, ...] = ()
     answers: dict = field(default_factory=dict)
+    # every pattern a blocked rule could match with, in one regex (None: cannot be built)
+    blocked_hint: re.Pattern | None = None
 
     def evaluate(self, view: ScreenView) -> Match:
         """First rule that matches wins; no match is the fallback state (never blocked)."""
@@ -223,7 +225,29 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
             isinstance(v, list) and all(isinstance(k, str) for k in v) for v in answers.values()):
         raise ManifestError(path, "[answers] maps a choice to a list of tmux key names")
     return Manifest(name, str(path), str(data.get("display", name)), fallback, identity,
-                    tuple(rules), dict(answers))
+                    tuple(rules), dict(answers), _blocked_hint(rules))
+
+
+_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _blocked_hint(rules: list[Rule]) -> re.Pattern | None:
+    """One alternation of the blocked rules' positive patterns. If none of them matches the
+    rows that changed, no blocked rule can have started to match (bar a `not` row vanishing,
+    which the sweep catches), so a busy pane needs no full classification between sweeps."""
+    parts = []
+    for rule in rules:
+        if rule.state != "blocked":
+            continue
+        for p in rule.any + rule.all:
+            text = _GLOBAL_FLAGS.sub(lambda m: f"(?{m.group(1).replace('L', '')}:", p.pattern)
+            parts.append(f"(?:{text})" if text == p.pattern else text + ")")
+    if not parts:
+        return None
+    try:
+        return re.compile("|".join(parts), re.M)
+    except re.error:
+        return None
 
 
 def load_manifest(path: Path | str) -> Manifest:

@@ -55,6 +55,7 @@ class _Cells(pyte.Screen):
         self._alt_saved: tuple | None = None  # (main buffer, main cursor) while on the alt screen
         self._last_char = " "
         self._rows: list[str] = []  # text of each row, rebuilt from the dirty rows only
+        self.changed: set[int] = set()  # rows whose text changed since `take_changed_text`
         super().__init__(columns, lines)
 
     # -- drawing --------------------------------------------------------------------------------
@@ -176,10 +177,14 @@ class _Cells(pyte.Screen):
             self.dirty.update(range(self.lines))
         cols = self.columns
         buf = self.buffer
+        changed = self.changed
         for y in self.dirty:
             if 0 <= y < self.lines:
                 line = buf.get(y)
-                cache[y] = "".join(line[x].data for x in range(cols)).rstrip() if line else ""
+                text = "".join(line[x].data for x in range(cols)).rstrip() if line else ""
+                if text != cache[y]:
+                    cache[y] = text
+                    changed.add(y)
         self.dirty.clear()
         return list(cache)
 
@@ -208,6 +213,7 @@ class PaneScreen:
         self.osc_state = ""      # payload of the last `OSC 7501;…` (e.g. "state=blocked:app=codex")
         self.last_output = 0.0   # time.monotonic() of the last non-empty feed
         self.dirty = True        # changed since the last `take_view()`
+        self._seen_meta = ("", "")
         self.bytes_fed = 0
 
     # -- input ------------------------------------------------------------------------------------
@@ -283,7 +289,23 @@ class PaneScreen:
     def take_view(self) -> ScreenView:
         """The view, marking the screen clean (the sweep classifies dirty screens only)."""
         self.dirty = False
-        return self.view()
+        view = self.view()
+        self._cells.changed.clear()
+        self._seen_meta = (self.title, self.osc_state)
+        return view
+
+    def take_changed_text(self) -> str:
+        """Only what changed since the last look: changed rows, and the title / agent OSC if
+        they changed. A cheap pre-check (`Manifest.blocked_hint`) runs on this alone."""
+        rows = self._cells.rows()
+        changed = self._cells.changed
+        parts = [rows[y] for y in sorted(changed) if y < len(rows)]
+        changed.clear()
+        meta = (self.title, self.osc_state)
+        if meta != self._seen_meta:
+            parts.extend(meta)
+            self._seen_meta = meta
+        return "\n".join(parts)
 
 
 def replay(data: bytes, rows: int = 32, cols: int = 120) -> PaneScreen:

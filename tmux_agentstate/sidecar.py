@@ -204,6 +204,12 @@ class Sidecar:
             if w is None:
                 self._due.pop(pane_id, None)
             elif due <= now:
+                self._due.pop(pane_id, None)
+                hint = w.manifest.blocked_hint
+                changed = w.screen.take_changed_text()
+                if not (hint is None or (w.state and w.state.state == "blocked")
+                        or hint.search(changed)):
+                    continue  # nothing that could start a prompt: the sweep has the rest
                 self._classify(w)
                 was = w.published.get("@agentstate")
                 if (w.state and w.state.state == "blocked") != (was == "blocked"):

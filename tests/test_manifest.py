@@ -151,7 +151,7 @@ def test_for_process_hint_and_patterns(tmp_path):
 
 
 def test_blocked_hint_covers_every_blocked_pattern(tmp_path):
-    text = GOOD.replace("any = ['Allow this\\\\?', 'Enter to confirm']", "any = ['(?i)allow this\\\\?', 'Enter to confirm']")
+    text = GOOD.replace("any = ['Allow this\\?', 'Enter to confirm']", "any = ['(?i)allow this\\?', 'Enter to confirm']")
     assert text != GOOD
     m = load_manifest(write(tmp_path, "demo", text))
     hint = m.blocked_hint

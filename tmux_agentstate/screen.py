@@ -13,6 +13,8 @@ this screen
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ _ALT_SAVE_CURSOR = 1049 << 5
 _ALT_MODES = {1049 << 5, 1047 << 5, 47 << 5}
 _IGNORED_MODES = {mo.DECCOLM}  # tmux has no 132-column mode; honouring it would resize us
 _BLANK = Char(" ")
+_BLANKS = itertools.repeat(_BLANK)
+_DATA = operator.itemgetter(0)  # Char.data
 
 
 class _CellCache(dict):
@@ -181,7 +185,7 @@ class _Cells(pyte.Screen):
         for y in self.dirty:
             if 0 <= y < self.lines:
                 line = buf.get(y)
-                text = "".join(line[x].data for x in range(cols)).rstrip() if line else ""
+                text = "".join(map(_DATA, map(line.get, range(cols), _BLANKS))).rstrip() if line else ""
                 if text != cache[y]:
                     cache[y] = text
                     changed.add(y)

@@ -54,23 +54,29 @@ class Rule:
     all: tuple[re.Pattern, ...] = ()
     not_: tuple[re.Pattern, ...] = ()
 
-    def region_lines(self, view: ScreenView) -> list[str]:
-        if self.region == "screen":
-            return view.rows
-        if self.region == "cursor_row":
-            row = view.rows[view.cursor_row] if 0 <= view.cursor_row < len(view.rows) else ""
-            return [row]
-        if self.region == "title":
-            return [view.title]
-        if self.region == "osc_state":
-            return [view.osc_state]
-        filled = [r for r in view.rows if r.strip()]
-        return filled[-self.rows:] if self.region == "bottom" else filled[: self.rows]
+    def region_text(self, view: ScreenView) -> str:
+        """The region's rows joined by newlines; cached on the view, since most rules of a
+        manifest read the same few regions."""
+        key = (self.region, self.rows)
+        text = view.regions.get(key)
+        if text is None:
+            if self.region == "screen":
+                text = view.text
+            elif self.region == "cursor_row":
+                text = view.rows[view.cursor_row] if 0 <= view.cursor_row < len(view.rows) else ""
+            elif self.region == "title":
+                text = view.title
+            elif self.region == "osc_state":
+                text = view.osc_state
+            else:
+                filled = [r for r in view.rows if r.strip()]
+                text = "\n".join(filled[-self.rows:] if self.region == "bottom" else filled[: self.rows])
+            view.regions[key] = text
+        return text
 
     def match(self, view: ScreenView) -> str | None:
         """The line that matched, or None."""
-        lines = self.region_lines(view)
-        text = "\n".join(lines)
+        text = self.region_text(view)
         if self.not_ and any(_find_line(p, text) is not None for p in self.not_):
             return None
         hit = None

@@ -17,7 +17,7 @@ import itertools
 import operator
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import pyte
@@ -200,10 +200,14 @@ class ScreenView:
     cursor_row: int
     title: str
     osc_state: str
+    regions: dict = field(default_factory=dict, repr=False, compare=False)  # text per region
 
     @property
     def text(self) -> str:
-        return "\n".join(self.rows)
+        text = self.regions.get("text")
+        if text is None:
+            text = self.regions["text"] = "\n".join(self.rows)
+        return text
 
 
 class PaneScreen:

@@ -30,14 +30,14 @@ URGENCY = {"blocked": 3, "working": 2, "idle": 1}
 PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since", "@agentstate_source",
                 "@agentstate_detail")
 DETAIL_MAX = 200
-COALESCE = 0.02
+COALESCE = 0.05
 
 
 @dataclass
 class Config:
     interval: float = 0.7          # the sweep: backstop for everything
     settle: float = 0.05           # classify this long after a change...
-    min_gap: float = 0.25          # ...but a pane at most once per min_gap
+    min_gap: float = 0.15          # ...but a pane at most once per min_gap
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
     report_lifetime: float = 30.0
     icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})

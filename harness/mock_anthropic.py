@@ -16,9 +16,16 @@ steps of the same turn). Keywords (upper case, anywhere in the prompt):
     RUNCMD <command>      a Bash tool_use running <command> (the rest of the line)
     WRITEFILE <path>      a Write tool_use creating <path> (relative to the cwd the CLI reports)
     EDITFILE <path> <old> <new>   a Read tool_use of <path>, then an Edit old -> new
-    ASKQUESTION           an AskUserQuestion tool_use
+    ASKQUESTION           an AskUserQuestion tool_use (one question, three options)
+    ASKMULTI              an AskUserQuestion tool_use with two questions (one multi-select)
+    READFILE <path>       a Read tool_use (outside the project it asks for permission)
+    FETCHURL <url>        a WebFetch tool_use (asks for permission per domain)
     PLANEXIT              (in plan mode) a Write of the plan file, then ExitPlanMode
     ENDQUESTION           a reply ending with "Would you like me to add a regression test?"
+    OVERLOAD [n]          the first n calls (default 4) get HTTP 529 overloaded: the CLI retries
+    BADREQUEST            HTTP 400 invalid_request_error: the turn ends with an API error
+    ENDPROCEED            a reply that quotes dialog wording ("Do you want to proceed?", a
+                          numbered "1. Yes" list, "Esc to cancel") as plain text: still idle
 
 Anything else gets a short text reply. After the scripted tool steps are used up (the last
 message is a tool_result), the reply is a short final text. Requests that carry no tools
@@ -79,9 +86,11 @@ def human_turn(messages: list[dict]) -> tuple[str, int, bool]:
     for i, m in enumerate(messages):
         if m.get("role") != "user":
             continue
-        text = "\n".join(_strip_reminders(t) for t in _texts(m.get("content")))
-        if text.strip():
-            idx, prompt = i, text
+        # the last real text block: after a failed turn (API error) the CLI sends the next
+        # prompt in the same user message as the failed one, as a further text block
+        texts = [t for t in (_strip_reminders(t) for t in _texts(m.get("content"))) if t.strip()]
+        if texts:
+            idx, prompt = i, texts[-1]
     steps = sum(1 for m in messages[idx + 1:] if m.get("role") == "assistant") if idx >= 0 else 0
     last = messages[-1] if messages else {}
     tool_result = isinstance(last.get("content"), list) and any(
@@ -120,6 +129,28 @@ def tool(name: str, inp: dict, preface: str = "") -> dict:
     return {"kind": "tool", "name": name, "input": inp, "preface": preface}
 
 
+OVERLOAD_SEEN: dict[str, int] = {}
+
+
+def scripted_error(body: dict) -> tuple[int, dict] | None:
+    """OVERLOAD n: the first n calls of that turn get 529 overloaded (the CLI retries);
+    BADREQUEST: a 400 invalid_request_error (the turn ends with an API error)."""
+    if not body.get("tools"):
+        return None
+    prompt, step, _ = human_turn(body.get("messages", []))
+    if "OVERLOAD" in prompt and step == 0:
+        n = int(_num_after(prompt, "OVERLOAD", 4))
+        with LOG_LOCK:
+            OVERLOAD_SEEN[prompt] = OVERLOAD_SEEN.get(prompt, 0) + 1
+            seen = OVERLOAD_SEEN[prompt]
+        if seen <= n:
+            return 529, {"type": "overloaded_error", "message": "Overloaded"}
+    if "BADREQUEST" in prompt and step == 0:
+        return 400, {"type": "invalid_request_error",
+                     "message": "mock: messages.0: unsupported content block"}
+    return None
+
+
 def script(body: dict) -> dict:
     """Decide the reply for one request: a dict describing text or a tool call."""
     if not body.get("tools"):
@@ -152,6 +183,24 @@ def script(body: dict) -> dict:
         new = parts[2] if len(parts) > 2 else "DONE"
         return tool("Edit", {"file_path": path, "old_string": old, "new_string": new},
                     preface="Now the change.")
+    if "READFILE" in prompt and step == 0:
+        path = (_arg_after(prompt, "READFILE").split() or ["/etc/hostname"])[0]
+        return tool("Read", {"file_path": absolute(path)}, preface="Reading it.")
+    if "FETCHURL" in prompt and step == 0:
+        url = (_arg_after(prompt, "FETCHURL").split() or ["https://example.com/"])[0]
+        return tool("WebFetch", {"url": url, "prompt": "Summarise the page"},
+                    preface="Fetching the page.")
+    if "ASKMULTI" in prompt and step == 0:
+        return tool("AskUserQuestion", {"questions": [
+            {"question": "Which test runner should the project use?", "header": "Runner",
+             "multiSelect": False,
+             "options": [{"label": "pytest", "description": "Fixtures and plain asserts"},
+                         {"label": "unittest", "description": "Standard library only"}]},
+            {"question": "Which checks should run in CI?", "header": "Checks",
+             "multiSelect": True,
+             "options": [{"label": "Lint", "description": "ruff over the sources"},
+                         {"label": "Types", "description": "mypy in strict mode"},
+                         {"label": "Tests", "description": "the whole suite"}]}]})
     if "ASKQUESTION" in prompt and step == 0:
         return tool("AskUserQuestion", {"questions": [{
             "question": "Which storage backend should the cache use?",
@@ -170,6 +219,10 @@ def script(body: dict) -> dict:
                                   "2. Cover it with two unit tests.\n3. Update the changelog.\n"},
                         preface="Writing the plan.")
         return tool("ExitPlanMode", {}, preface="The plan is ready.")
+    if "ENDPROCEED" in prompt and step == 0:
+        return text("I can apply the schema migration now. It rewrites two tables and takes a "
+                    "minute.\n\nDo you want to proceed?\n\n1. Yes\n2. No, show me the SQL first\n\n"
+                    "Esc to cancel is not needed here: just answer in the prompt.")
     if "ENDQUESTION" in prompt and step == 0:
         return text("I found the off-by-one in the loop bound and fixed it; the parser now "
                     "stops at the last record instead of reading past it.\n\n"
@@ -222,6 +275,10 @@ class Handler(BaseHTTPRequestHandler):
         if not path.endswith("/v1/messages"):
             return self._json(404, {"type": "error", "error": {"type": "not_found_error",
                                                                "message": "mock: no such path"}})
+        err = scripted_error(body)
+        if err:
+            log({"reply": {"error": err[0]}})
+            return self._json(err[0], {"type": "error", "error": err[1]})
         reply = script(body)
         log({"reply": {k: v for k, v in reply.items() if k != "text"},
              "text": reply.get("text", "")[:80]})

@@ -242,8 +242,6 @@ def test_claude_manifest_reads_every_frame_right(autopilot_runs):
     assert not bad, f"{len(bad)} frames misread, first:\n" + bad[0]
 
 
-@pytest.mark.xfail(reason="manifests/claude.toml anchors dialog rows at '^\\s*'; the classic "
-                          "look's bordered dialog rows start with '│ '", strict=False)
 def test_claude_manifest_reads_classic_look(autopilot_runs):
     run, data = autopilot_runs["classic"]
     bad = mismatches(_claude(), run.frames(), data)

@@ -1,0 +1,761 @@
+"""Capture real Claude Code fixtures against the scripted mock model server.
+
+    python harness/claude.py install              # npm install the pinned CLI under /work/agents
+    python harness/claude.py capture [--only S]   # run the capture sessions, write fixtures/claude
+    python harness/claude.py list                 # list the sessions
+    python harness/claude.py capture --out DIR --only b1 --size 22x70 --renderer classic
+                                                  # held-out re-run in another shape, elsewhere
+
+Every session runs the real CLI in a private tmux server (harness/tmuxrec.py), with a throwaway
+HOME under /work/agents, the env pointing it at harness/mock_anthropic.py, and drives it with
+keys. Each fixture is the full byte prefix from the agent's first byte up to the moment tmux's
+own screen shows the wanted state; `<name>.screen.txt` is tmux's rendering at that moment.
+`fixtures/claude/index.toml` lists them (re-running with --only keeps the other sessions'
+entries).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from tmuxrec import Recording  # noqa: E402
+
+VERSION = "2.1.332"
+AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
+PREFIX = AGENTS / f"claude-{VERSION}"
+BIN = PREFIX / "node_modules" / ".bin" / "claude"
+OUT = REPO / "fixtures" / "claude"
+KEY = "sk-ant-api03-mock-0123456789abcdefghijKLMNOPQRSTuvwx"
+
+# screen needles (plain substrings of tmux's capture-pane)
+WORKING = "esc to interrupt"
+DLG_BASH = "Do you want to proceed?"
+DLG_CREATE = "Do you want to create"
+DLG_EDIT = "Do you want to make this edit"
+DLG_ASK = "Enter to select"
+DLG_PLAN = "ready to execute"
+DLG_TRUST = "Yes, I trust this folder"
+DLG_KEY = "Do you want to use this API key?"
+DLG_THEME = "Choose the text style"
+DLG_NOTES = "Press Enter to continue"
+
+LOCK = threading.Lock()
+
+
+def log(msg: str) -> None:
+    with LOCK:
+        print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+# -- install ------------------------------------------------------------------------------------
+def install() -> int:
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    if not BIN.exists():
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(PREFIX),
+                        f"@anthropic-ai/claude-code@{VERSION}"], check=True)
+    out = subprocess.run([str(BIN), "--version"], capture_output=True, text=True,
+                         env={**os.environ, "HOME": str(AGENTS / "home-version")})
+    print(out.stdout.strip() or out.stderr.strip())
+    return 0 if VERSION in out.stdout else 1
+
+
+# -- the mock -----------------------------------------------------------------------------------
+class Mock:
+    def __init__(self, logfile: Path):
+        logfile.parent.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, str(HERE / "mock_anthropic.py"), "--port", "0",
+                                      "--log", str(logfile)], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().split()
+        self.port = int(line[1])
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# -- one session --------------------------------------------------------------------------------
+class Session:
+    """One run of the CLI in one pane; `snap` saves the byte prefix as a fixture."""
+
+    def __init__(self, tag: str, renderer: str, rows: int, cols: int, config: str,
+                 mock: Mock, entries: list[dict], seed: dict[str, str] | None = None):
+        self.tag, self.renderer, self.rows, self.cols = tag, renderer, rows, cols
+        self.entries = entries
+        stamp = f"{tag}-{os.getpid()}"
+        self.home = AGENTS / f"home-claude-{stamp}"
+        self.proj = AGENTS / f"proj-claude-{stamp}" / "project"
+        for d in (self.home, self.proj.parent):
+            shutil.rmtree(d, ignore_errors=True)
+        self.home.mkdir(parents=True)
+        self.proj.mkdir(parents=True)
+        for rel, text in (seed or {}).items():
+            p = self.proj / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        cfg: dict = {}
+        if config in ("ready", "untrusted", "key-unapproved"):
+            cfg.update(hasCompletedOnboarding=True, theme="dark")
+        if config in ("ready", "untrusted", "onboarding"):
+            cfg["customApiKeyResponses"] = {"approved": [KEY[-20:]], "rejected": []}
+        if config == "ready":
+            cfg["projects"] = {str(self.proj): {"hasTrustDialogAccepted": True}}
+        if cfg:
+            (self.home / ".claude.json").write_text(json.dumps(cfg, indent=2))
+        env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "TERM": "xterm-256color", "LANG": "C.UTF-8",
+               "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}", "ANTHROPIC_API_KEY": KEY,
+               "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        cmd = [str(BIN), "--permission-mode", "manual"]
+        if renderer == "classic":
+            cmd += ["--settings", '{"tui":"default"}']
+        self.cmd = cmd
+        self.rec = Recording(AGENTS / f"rec-claude-{stamp}", cmd, rows=rows, cols=cols, env=env,
+                             cwd=self.proj, socket_name=f"agentstate-claude-{stamp}")
+        log(f"[{tag}] started {renderer} {cols}x{rows} config={config}")
+
+    # waiting ------------------------------------------------------------------------------------
+    def wait(self, *needles: str, timeout: float = 60.0, absent: tuple[str, ...] = ()) -> str:
+        """Wait until every needle is on tmux's screen and none of `absent` is."""
+        deadline = time.time() + timeout
+        while True:
+            scr = self.rec.screen()
+            if all(n in scr for n in needles) and not any(a in scr for a in absent):
+                return scr
+            if time.time() > deadline:
+                raise TimeoutError(f"[{self.tag}] waiting for {needles} (absent {absent}); "
+                                   f"screen:\n{scr}")
+            time.sleep(0.1)
+
+    def wait_any(self, *needles: str, timeout: float = 60.0) -> str:
+        deadline = time.time() + timeout
+        while True:
+            scr = self.rec.screen()
+            for n in needles:
+                if n in scr:
+                    return n
+            if time.time() > deadline:
+                raise TimeoutError(f"[{self.tag}] waiting for any of {needles}; screen:\n{scr}")
+            time.sleep(0.1)
+
+    def wait_idle(self, timeout: float = 90.0) -> str:
+        """The input box and its idle footer are back, nothing runs, and it stays so for 1 s
+        (a dialog replaces the footer; a running turn shows "esc to interrupt")."""
+        deadline = time.time() + timeout
+        while True:
+            scr = self.wait("❯", timeout=max(1.0, deadline - time.time()), absent=(WORKING,))
+            tail = "\n".join(l for l in scr.splitlines() if l.strip())[-400:]
+            if "? for shortcuts" in tail or "(shift+tab to cycle)" in tail:
+                time.sleep(1.0)
+                again = self.rec.screen()
+                tail2 = "\n".join(l for l in again.splitlines() if l.strip())[-400:]
+                if WORKING not in again and ("? for shortcuts" in tail2
+                                             or "(shift+tab to cycle)" in tail2):
+                    return again
+            if time.time() > deadline:
+                raise TimeoutError(f"[{self.tag}] never idle; screen:\n{scr}")
+            time.sleep(0.1)
+
+    def prompt(self, text: str) -> None:
+        # a character at a time like tmuxrec.type, but an argument ending in ";" is a tmux
+        # command separator, so it must be sent escaped
+        for ch in text:
+            self.rec.send("\\;" if ch == ";" else ch, literal=True)
+            time.sleep(0.01)
+        time.sleep(0.4)
+        self.rec.send("Enter")
+
+    def session_status(self) -> str:
+        d = self.home / ".claude" / "sessions"
+        for f in sorted(d.glob("*.json")) if d.exists() else []:
+            try:
+                j = json.loads(f.read_text())
+            except ValueError:
+                continue
+            if "status" in j:
+                return j["status"] + (f"/{j['waitingFor']}" if j.get("waitingFor") else "")
+        return "-"
+
+    # snapshots ----------------------------------------------------------------------------------
+    def snap(self, state: str, kind: str, how: str, *, settle: float | None = 0.6) -> str:
+        base = f"{self.renderer}-{self.cols}x{self.rows}-{self.tag}-{state}-{kind}"
+        name, n = base, 1
+        while any(e["file"] == name + ".raw" for e in self.entries):
+            n += 1
+            name = f"{base}-{n}"
+        if settle:
+            self.rec.settle(settle)
+        # the screen must not change while the bytes are copied (a blinking tool dot or the
+        # spinner would make the saved tmux screen a frame off the saved bytes): retry until the
+        # screen before and after the copy agree
+        dest = OUT / f"{name}.raw"
+        for attempt in range(80):
+            before = self.rec.screen()
+            time.sleep(0.15 if attempt < 3 else 0.03)  # let `cat` flush what tmux handed it
+            shutil.copyfile(self.rec.raw, dest)
+            after = self.rec.screen()
+            if before == after:
+                break
+            time.sleep(0.01)
+        else:
+            log(f"[{self.tag}] {name}: screen kept changing during the copy")
+        facts = {"bytes": dest.stat().st_size, "tmux_screen": after}
+        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+        status = self.session_status()
+        with LOCK:
+            self.entries.append({
+                "file": f"{name}.raw", "state": state, "kind": kind, "agent": "claude",
+                "agent_version": VERSION, "size": f"{self.rows}x{self.cols}",
+                "renderer": self.renderer,
+                "how": f"{how} (session {self.tag}; sessions/<pid>.json status: {status})"})
+        log(f"[{self.tag}] {name}.raw {facts['bytes']} bytes, session status {status}")
+        return name
+
+    def close(self) -> None:
+        self.rec.close()
+
+
+# -- scenario building blocks -------------------------------------------------------------------
+def sc_start(s: Session, p: dict) -> None:
+    s.wait("❯", "? for shortcuts", timeout=60)
+    s.snap("idle", "start", "fresh session, trusted folder, nothing typed yet")
+
+
+def sc_first_token(s: Session, p: dict) -> None:
+    s.prompt(f"{p['delay_prompt']} DELAYFIRST 22")
+    s.wait(WORKING, timeout=30)
+    time.sleep(3)
+    s.snap("working", "before-first-token",
+           "prompt sent, mock holds the reply 22 s: spinner up, no text yet", settle=None)
+    s.wait_idle(timeout=60)
+
+
+def sc_stream(s: Session, p: dict) -> None:
+    s.prompt(f"{p['stream_prompt']} STREAMSLOW 22")
+    s.wait(WORKING, "Here is a walk", timeout=30)
+    time.sleep(p.get("stream_wait", 6))
+    s.snap("working", "streaming", "mock streams a long reply in small deltas over 22 s; "
+           "snapshot mid-stream", settle=None)
+    s.wait_idle(timeout=60)
+    s.snap("idle", "reply-done", "a long streamed reply has finished")
+
+
+def sc_bash_approve(s: Session, p: dict) -> None:
+    s.prompt(f"{p['bash_prompt']} RUNCMD {p['bash_cmd']}")
+    s.wait(DLG_BASH, timeout=30)
+    s.snap("blocked", "command-approval", "mock calls Bash with a writing command; the "
+           "permission dialog is up")
+    s.rec.send("Enter")
+    s.wait_idle(timeout=60)
+    s.snap("idle", "approved-done", "Bash prompt approved with Enter (1. Yes); the command ran "
+           "and the final reply is shown")
+
+
+def sc_long_tool(s: Session, p: dict) -> None:
+    s.prompt(f"{p['long_prompt']} RUNCMD {p['long_cmd']}")
+    try:
+        s.wait(DLG_BASH, timeout=10)
+    except TimeoutError:
+        pass  # judged read-only: it runs without asking
+    else:
+        s.snap("blocked", "command-approval", "mock calls Bash with a long-running command; "
+               "the permission dialog is up")
+        s.rec.send("Enter")
+    s.wait(WORKING, timeout=30, absent=(DLG_BASH,))
+    time.sleep(p.get("tool_wait", 5))
+    s.snap("working", "tool-running", "an approved long Bash command (a sleep) is running",
+           settle=None)
+    s.wait_idle(timeout=90)
+
+
+def sc_write_reject(s: Session, p: dict) -> None:
+    s.prompt(f"{p['write_prompt']} WRITEFILE {p['write_file']}")
+    s.wait(DLG_CREATE, timeout=30)
+    s.snap("blocked", "file-write-approval", "mock calls Write for a new file; the create-file "
+           "dialog is up")
+    s.rec.send("Escape")
+    s.wait_idle(timeout=30)
+    s.snap("idle", "rejected-esc", "the file dialog was rejected with Esc (Interrupted)")
+
+
+def sc_edit_approve(s: Session, p: dict) -> None:
+    path, old, new = p["edit"]
+    s.prompt(f"{p['edit_prompt']} EDITFILE {path} {old} {new}")
+    s.wait(DLG_EDIT, timeout=40)
+    s.snap("blocked", "file-edit-approval", "mock calls Read then Edit; the edit dialog with "
+           "its diff is up")
+    s.rec.send("Enter")
+    s.wait_idle(timeout=40)
+    s.snap("idle", "approved-done", "the edit was approved with Enter and the turn finished")
+
+
+def sc_bash_reject(s: Session, p: dict) -> None:
+    s.prompt(f"{p['reject_prompt']} RUNCMD {p['reject_cmd']}")
+    s.wait(DLG_BASH, timeout=30)
+    s.snap("blocked", "command-approval", "mock calls Bash; the permission dialog is up")
+    s.rec.send("Escape")
+    s.wait_idle(timeout=30)
+    s.snap("idle", "rejected-esc", "the Bash dialog was rejected with Esc")
+
+
+def sc_ask(s: Session, p: dict) -> None:
+    s.prompt(f"{p['ask_prompt']} ASKQUESTION")
+    s.wait(DLG_ASK, timeout=30)
+    s.snap("blocked", "ask-user-question", "mock calls AskUserQuestion; the question picker is up")
+    if p.get("ask_answer", True):
+        s.rec.send("Down")
+        time.sleep(0.3)
+        s.rec.send("Enter")
+        s.wait_idle(timeout=30)
+        s.snap("idle", "approved-done", "the question was answered (option 2) and the turn finished")
+    else:
+        s.rec.send("Escape")
+        s.wait_idle(timeout=30)
+        s.snap("idle", "rejected-esc", "the question picker was dismissed with Esc")
+
+
+def sc_question_reply(s: Session, p: dict) -> None:
+    s.prompt(f"{p['question_prompt']} ENDQUESTION")
+    s.wait("regression test?", timeout=30)
+    s.wait_idle(timeout=30)
+    s.snap("idle", "reply-question", "the reply ends with an ordinary question "
+           "(Would you like me to add a regression test?)")
+
+
+def sc_interrupt(s: Session, p: dict) -> None:
+    s.prompt(f"{p['interrupt_prompt']} STREAMSLOW 30")
+    s.wait(WORKING, "Here is a walk", timeout=30)
+    time.sleep(3)
+    s.snap("working", "streaming", "a long reply is streaming (before Esc)", settle=None)
+    s.rec.send("Escape")
+    s.wait("Interrupted", timeout=20)
+    s.wait_idle(timeout=20)
+    s.snap("idle", "interrupted", "a streaming reply was interrupted with Esc")
+
+
+def sc_plan(s: Session, p: dict) -> None:
+    for _ in range(4):
+        if "plan mode on" in s.rec.screen():
+            break
+        s.rec.send("BTab")
+        time.sleep(0.8)
+    s.wait("plan mode on", timeout=5)
+    s.snap("idle", "plan-mode", "idle in plan mode (footer shows plan mode, no '? for shortcuts')")
+    s.prompt(f"{p['plan_prompt']} PLANEXIT")
+    s.wait(DLG_PLAN, timeout=40)
+    s.snap("blocked", "plan-approval", "in plan mode the mock writes the plan file and calls "
+           "ExitPlanMode; the plan approval dialog is up")
+    s.rec.send("Escape")
+    s.wait_idle(timeout=30)
+    s.snap("idle", "rejected-esc", "the plan approval was dismissed with Esc (still in plan mode)")
+    for _ in range(4):  # plan -> auto -> manual
+        if "manual mode on" in s.rec.screen():
+            break
+        s.rec.send("BTab")
+        time.sleep(0.8)
+    s.wait("manual mode on", timeout=5)
+
+
+def sc_firstrun_onboarding(s: Session, p: dict) -> None:
+    s.wait(DLG_THEME, timeout=60)
+    s.snap("blocked", "theme-picker", "first run (no onboarding, key pre-approved): theme picker")
+    s.rec.send("Down")
+    time.sleep(0.5)
+    s.rec.send("Enter")
+    s.wait(DLG_NOTES, timeout=20)
+    s.snap("blocked", "security-notes", "first run: security notes, waits for Enter")
+    s.rec.send("Enter")
+    s.wait(DLG_TRUST, timeout=20)
+    s.snap("blocked", "folder-trust", "first run: folder trust dialog")
+    s.rec.send("Down")
+    time.sleep(0.4)
+    s.rec.send("Enter")
+    s.wait("❯", "? for shortcuts", timeout=60)
+    s.snap("idle", "start", "first run done: trust accepted, empty prompt")
+
+
+def sc_firstrun_key(s: Session, p: dict) -> None:
+    s.wait(DLG_TRUST, timeout=60)
+    s.snap("blocked", "folder-trust", "onboarding done, folder not trusted: trust dialog")
+    s.rec.send("Down")
+    time.sleep(0.4)
+    s.rec.send("Enter")
+    s.wait(DLG_KEY, timeout=20)
+    s.snap("blocked", "api-key-approval", "key not yet approved: 'Detected a custom API key' dialog")
+    s.rec.send("Up")
+    time.sleep(0.4)
+    s.rec.send("Enter")
+    s.wait("❯", "? for shortcuts", timeout=60, absent=(DLG_KEY,))
+    s.snap("idle", "start", "API key accepted, empty prompt")
+
+
+def sc_read_reject(s: Session, p: dict) -> None:
+    s.prompt(f"{p['read_prompt']} READFILE {p['read_file']}")
+    s.wait(DLG_BASH, "Esc to cancel", timeout=30)
+    s.snap("blocked", "read-approval", "mock calls Read on a file outside the project; the "
+           "read permission dialog is up")
+    s.rec.send("Escape")
+    s.wait_idle(timeout=30)
+    s.snap("idle", "rejected-esc", "the read dialog was rejected with Esc")
+
+
+def sc_fetch(s: Session, p: dict) -> None:
+    s.prompt(f"{p['fetch_prompt']} FETCHURL {p['fetch_url']}")
+    s.wait("Do you want", "❯ 1.", timeout=30)  # this dialog has no "Esc to cancel" footer
+    s.snap("blocked", "fetch-approval", "mock calls WebFetch; the fetch permission dialog is up")
+    s.rec.send("Escape")
+    s.wait_idle(timeout=30)
+    s.snap("idle", "rejected-esc", "the fetch dialog was rejected with Esc")
+
+
+def sc_ask_multi(s: Session, p: dict) -> None:
+    s.prompt(f"{p['askmulti_prompt']} ASKMULTI")
+    s.wait("Which test runner", "Esc to cancel", timeout=30)
+    s.snap("blocked", "ask-user-question", "mock calls AskUserQuestion with two questions "
+           "(tabbed, the second multi-select); the first question is up")
+    s.rec.send("Enter")
+    s.wait("Which checks", timeout=10)
+    time.sleep(0.5)
+    s.snap("blocked", "ask-user-question", "two-question AskUserQuestion: the first answered, "
+           "the multi-select second question is up")
+    s.rec.send("Escape")
+    s.wait_idle(timeout=30)
+    s.snap("idle", "rejected-esc", "the question picker was dismissed with Esc")
+
+
+def sc_reply_lookalike(s: Session, p: dict) -> None:
+    s.prompt(f"{p['lookalike_prompt']} ENDPROCEED")
+    s.wait("show me the SQL first", timeout=30)
+    # wait_idle would refuse: the reply itself holds the dialog wording it looks for
+    s.wait("❯", "? for shortcuts", timeout=30, absent=(WORKING,))
+    s.snap("idle", "reply-question", "the reply quotes dialog wording as plain text ('Do you "
+           "want to proceed?', a numbered '1. Yes' list, 'Esc to cancel'): turn is over")
+
+
+def sc_draft(s: Session, p: dict) -> None:
+    text = p["draft"]
+    for ch in text:
+        s.rec.send("\\;" if ch == ";" else ch, literal=True)
+        time.sleep(0.01)
+    s.wait(text[-12:], timeout=10)
+    s.snap("idle", "draft-input", "idle with an unsent draft typed into the input box")
+    for _ in text:
+        s.rec.send("BSpace")
+    s.wait("? for shortcuts", timeout=10)
+
+
+def sc_accept_edits(s: Session, p: dict) -> None:
+    s.rec.send("BTab")
+    s.wait("accept edits on", timeout=5)
+    s.snap("idle", "accept-edits-mode", "idle in accept-edits mode (no '? for shortcuts' footer)")
+    s.prompt(f"{p['ae_prompt']} WRITEFILE {p['ae_file']}")
+    s.wait(WORKING, timeout=20)
+    s.wait_idle(timeout=40)
+    s.snap("idle", "approved-done", "in accept-edits mode the Write ran without a dialog; turn over")
+    for _ in range(4):  # accept edits -> plan -> auto -> manual
+        if "manual mode on" in s.rec.screen():
+            break
+        s.rec.send("BTab")
+        time.sleep(0.8)
+    s.wait("manual mode on", timeout=5)
+
+
+def sc_overload(s: Session, p: dict) -> None:
+    s.prompt(f"{p['overload_prompt']} OVERLOAD 5")
+    s.wait(WORKING, "retrying in", timeout=30)
+    time.sleep(1.0)
+    s.snap("working", "api-retry", "the mock answers 529 overloaded 5 times: the CLI shows "
+           "'529 Overloaded · retrying in Ns · attempt n/10' and retries", settle=None)
+    s.wait_idle(timeout=90)
+
+
+def sc_api_error(s: Session, p: dict) -> None:
+    s.prompt(f"{p['error_prompt']} BADREQUEST")
+    s.wait("API Error", timeout=30)
+    s.wait_idle(timeout=30)
+    s.snap("idle", "api-error", "the mock answers 400 invalid_request_error: the turn ends with "
+           "'API Error: 400 …'")
+
+
+SCENARIOS = {f.__name__[3:]: f for f in [
+    sc_overload, sc_api_error,
+    sc_reply_lookalike, sc_draft, sc_accept_edits,
+    sc_read_reject, sc_fetch, sc_ask_multi,
+    sc_start, sc_first_token, sc_stream, sc_bash_approve, sc_long_tool, sc_write_reject,
+    sc_edit_approve, sc_bash_reject, sc_ask, sc_question_reply, sc_interrupt, sc_plan,
+    sc_firstrun_onboarding, sc_firstrun_key]}
+
+SEED = {
+    "README.md": "# demo\n\nA small demo project.\n",
+    "src/app.py": "TIMEOUT=10\nRETRIES=3\n\n\ndef main():\n    return TIMEOUT * RETRIES\n",
+    "lib/util.js": "export const mode = 'debug';\nexport function id(x) { return x }\n",
+    "config/app.ini": "[server]\nport=8080\nworkers=2\n",
+}
+
+# tag: (renderer, rows, cols, config, scenarios, params)
+SESSIONS: dict[str, tuple] = {
+    "s1": ("fullscreen", 24, 80, "onboarding", ["firstrun_onboarding"], {}),
+    "s2": ("classic", 48, 160, "key-unapproved", ["firstrun_key"], {}),
+    "s3": ("classic", 24, 80, "onboarding", ["firstrun_onboarding"], {}),
+    "s4": ("fullscreen", 48, 160, "key-unapproved", ["firstrun_key"], {}),
+    "a1": ("fullscreen", 24, 80, "ready",
+           ["start", "first_token", "stream", "bash_approve", "long_tool", "question_reply"], {
+               "delay_prompt": "check the parser for off-by-one errors",
+               "stream_prompt": "walk me through how the module works",
+               "bash_prompt": "set up the build output folder",
+               "bash_cmd": "mkdir -p build && touch build/out.txt",
+               "long_prompt": "run the slow integration step",
+               "long_cmd": "python3 -c 'import time; time.sleep(25)' && echo finished > stamp.txt",
+               "question_prompt": "fix the loop bound bug in the reader",
+           }),
+    "b1": ("fullscreen", 24, 80, "ready",
+           ["write_reject", "edit_approve", "ask", "interrupt", "plan"], {
+               "write_prompt": "draft some release notes in a new file",
+               "write_file": "docs/release-notes.md",
+               "edit_prompt": "raise the timeout a bit",
+               "edit": ("src/app.py", "TIMEOUT=10", "TIMEOUT=45"),
+               "ask_prompt": "add caching to the lookups, ask me which store to use",
+               "interrupt_prompt": "summarise the architecture in detail",
+               "plan_prompt": "plan adding retries to the HTTP client",
+           }),
+    "a2": ("classic", 48, 160, "ready",
+           ["start", "bash_approve", "stream", "question_reply", "long_tool", "first_token"], {
+               "delay_prompt": "review the config loader",
+               "stream_prompt": "describe the record format and the writer",
+               "bash_prompt": "archive the sources for the release",
+               "bash_cmd": "tar czf /tmp/src-backup.tgz src lib && rm -f config/app.ini.bak",
+               "long_prompt": "wait for the mock service to come up",
+               "long_cmd": "perl -e 'sleep 24'; date > stamp.txt",
+               "question_prompt": "the parser crashes on the last record, please fix it",
+           }),
+    "b2": ("classic", 48, 160, "ready",
+           ["ask", "plan", "edit_approve", "interrupt", "write_reject", "bash_reject"], {
+               "write_prompt": "add a deployment script",
+               "write_file": "scripts/deploy.sh",
+               "edit_prompt": "switch the default mode to production",
+               "edit": ("lib/util.js", "'debug'", "'production'"),
+               "ask_prompt": "pick a storage backend with me before coding",
+               "ask_answer": False,
+               "interrupt_prompt": "explain every phase of the pipeline at length",
+               "plan_prompt": "plan a migration of the config format to TOML",
+               "reject_prompt": "clean the workspace",
+               "reject_cmd": "rm -rf build dist && git clean -fdx",
+           }),
+    "a3": ("fullscreen", 48, 160, "ready",
+           ["start", "bash_reject", "long_tool", "stream", "ask", "edit_approve"], {
+               "stream_prompt": "tell me what the serializer does step by step",
+               "reject_prompt": "reset the generated assets",
+               "reject_cmd": "rm -rf public/assets && mkdir public/assets",
+               "long_prompt": "run the benchmark loop",
+               "long_cmd": "for i in 1 2 3 4 5 6; do sleep 4; done; echo bench-done",
+               "ask_prompt": "set up persistence, check with me on the backend",
+               "edit_prompt": "use four workers",
+               "edit": ("config/app.ini", "workers=2", "workers=4"),
+           }),
+    "b3": ("classic", 24, 80, "ready",
+           ["start", "first_token", "plan", "question_reply", "write_reject", "bash_approve",
+            "interrupt"], {
+               "delay_prompt": "look into the flaky date test",
+               "plan_prompt": "plan splitting the app module into two",
+               "question_prompt": "the loop reads one record too many, fix it",
+               "write_prompt": "create a CI config",
+               "write_file": "ci/pipeline.yml",
+               "bash_prompt": "record the python version in a file",
+               "bash_cmd": "python3 --version > pyver.txt && cp pyver.txt pyver.bak",
+               "interrupt_prompt": "give me a long overview of the code base",
+           }),
+    "a4": ("fullscreen", 30, 100, "ready",
+           ["start", "question_reply", "write_reject", "bash_approve"], {
+               "question_prompt": "correct the range check in the tokenizer",
+               "write_prompt": "write a changelog entry file",
+               "write_file": "CHANGES.txt",
+               "bash_prompt": "make a scratch copy of the readme",
+               "bash_cmd": "cp README.md /tmp/readme-copy.md && chmod 600 /tmp/readme-copy.md",
+           }),
+    "c1": ("fullscreen", 20, 60, "ready",
+           ["start", "bash_approve", "read_reject", "stream", "ask_multi", "first_token"], {
+               "bash_prompt": "bump the patch version",
+               "bash_cmd": "sed -i 's/port=8080/port=9090/' config/app.ini && git init -q",
+               "read_prompt": "check the os release",
+               "read_file": "/etc/os-release",
+               "stream_prompt": "how does the cache layer work",
+               "askmulti_prompt": "set up testing, ask me about the details",
+               "delay_prompt": "audit the dependency list",
+           }),
+    "c2": ("classic", 40, 120, "ready",
+           ["fetch", "long_tool", "edit_approve", "question_reply", "plan", "interrupt",
+            "ask_multi"], {
+               "fetch_prompt": "read the upstream docs",
+               "fetch_url": "https://docs.example.org/guide/install",
+               "long_prompt": "compile the assets",
+               "long_cmd": "node -e 'setTimeout(() => console.log(1), 23000)' > node.log",
+               "edit_prompt": "export a better identity helper",
+               "edit": ("lib/util.js", "return", "return/*id*/"),
+               "question_prompt": "the CSV parser skips the last row, sort it out",
+               "plan_prompt": "plan a rewrite of the logging setup",
+               "interrupt_prompt": "narrate the request lifecycle end to end",
+               "askmulti_prompt": "prepare the test setup with me",
+           }),
+    "c3": ("fullscreen", 40, 120, "ready",
+           ["draft", "reply_lookalike", "accept_edits", "bash_approve"], {
+               "draft": "Do you want to proceed? 1. Yes (Esc to cancel) draft only",
+               "lookalike_prompt": "migrate the users table",
+               "ae_prompt": "write the migration notes",
+               "ae_file": "notes/migration.txt",
+               "bash_prompt": "stamp the build",
+               "bash_cmd": "date +%s > build.stamp && ls -la > listing.txt",
+           }),
+    "c4": ("classic", 30, 100, "ready",
+           ["reply_lookalike", "draft", "read_reject", "ask_multi"], {
+               "draft": "fix the flaky test, then tell me: Do you want to proceed?",
+               "lookalike_prompt": "apply the pending schema change",
+               "read_prompt": "what is in the hosts file",
+               "read_file": "/etc/hosts",
+               "askmulti_prompt": "configure the test tooling together with me",
+           }),
+    "c5": ("classic", 36, 110, "ready",
+           ["overload", "api_error", "bash_reject"], {
+               "overload_prompt": "summarise the open issues",
+               "error_prompt": "attach the screenshot and describe it",
+               "reject_prompt": "drop the local database",
+               "reject_cmd": "dropdb --if-exists app_dev && createdb app_dev",
+           }),
+    "c6": ("fullscreen", 24, 80, "ready",
+           ["api_error", "overload", "write_reject"], {
+               "overload_prompt": "list the modules by size",
+               "error_prompt": "read the attached PDF",
+               "write_prompt": "save a todo list",
+               "write_file": "TODO.md",
+           }),
+}
+
+
+OVERRIDE: dict = {}  # --size / --renderer: re-run sessions in another shape (held-out checks)
+
+
+def run_session(tag: str, mock: Mock, entries: list[dict], errors: list[str]) -> None:
+    renderer, rows, cols, config, scenarios, params = SESSIONS[tag]
+    rows, cols = OVERRIDE.get("size", (rows, cols))
+    renderer = OVERRIDE.get("renderer", renderer)
+    s = Session(tag, renderer, rows, cols, config, mock, entries, seed=SEED)
+    try:
+        if config == "ready":  # keys typed before the REPL is up land in the banner
+            s.wait("❯", "? for shortcuts", timeout=60)
+        for name in scenarios:
+            log(f"[{tag}] scenario {name}")
+            SCENARIOS[name](s, params)
+        raw = s.rec.raw.read_bytes()
+        alt = b"\x1b[?1049h" in raw
+        if alt != (renderer == "fullscreen"):
+            errors.append(f"[{tag}] renderer {renderer} but alternate screen seen={alt}")
+    except Exception as exc:  # keep what was captured so far
+        errors.append(f"[{tag}] {type(exc).__name__}: {exc}")
+        traceback.print_exc()
+        (AGENTS / f"claude-failed-{tag}.screen.txt").write_text(s.rec.screen())
+    finally:
+        s.close()
+        log(f"[{tag}] closed")
+
+
+def toml_str(v: str) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def write_index(entries: list[dict]) -> None:
+    keys = ["file", "state", "kind", "agent", "agent_version", "size", "renderer", "how"]
+    out = ["# Claude Code fixtures, written by harness/claude.py (do not edit by hand).", ""]
+    for e in sorted(entries, key=lambda e: e["file"]):
+        out.append("[[fixture]]")
+        out += [f"{k} = {toml_str(e[k])}" for k in keys]
+        out.append("")
+    (OUT / "index.toml").write_text("\n".join(out))
+
+
+def capture(only: list[str] | None, jobs: int) -> int:
+    if not BIN.exists():
+        print("run `python harness/claude.py install` first", file=sys.stderr)
+        return 2
+    OUT.mkdir(parents=True, exist_ok=True)
+    tags = only or list(SESSIONS)
+    unknown = [t for t in tags if t not in SESSIONS]
+    if unknown:
+        print(f"unknown session(s) {unknown}; see `python harness/claude.py list`", file=sys.stderr)
+        return 2
+    entries: list[dict] = []
+    idx = OUT / "index.toml"
+    if idx.exists():
+        old = tomllib.loads(idx.read_text()).get("fixture", [])
+        entries = [e for e in old if not any(f"-{t}-" in e["file"] for t in tags)]
+    for t in tags:  # drop this session's old files
+        for f in OUT.glob(f"*-{t}-*"):
+            f.unlink()
+    mock = Mock(AGENTS / "claude-mock-requests.jsonl")
+    log(f"mock on port {mock.port}")
+    errors: list[str] = []
+    try:
+        pending = list(tags)
+        running: list[threading.Thread] = []
+        while pending or running:
+            running = [t for t in running if t.is_alive()]
+            while pending and len(running) < jobs:
+                tag = pending.pop(0)
+                th = threading.Thread(target=run_session, args=(tag, mock, entries, errors))
+                th.start()
+                running.append(th)
+                time.sleep(1.0)
+            time.sleep(0.5)
+    finally:
+        mock.close()
+    write_index(entries)
+    log(f"{len(entries)} fixtures in {idx}")
+    for e in errors:
+        print("ERROR", e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Claude Code fixture driver")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install")
+    c = sub.add_parser("capture")
+    c.add_argument("--only", action="append", help="session tag (repeatable); see `list`")
+    c.add_argument("--jobs", type=int, default=2, help="sessions run in parallel")
+    c.add_argument("--out", help="write fixtures here instead of fixtures/claude (held-out runs)")
+    c.add_argument("--size", help="ROWSxCOLS for every selected session (held-out runs)")
+    c.add_argument("--renderer", choices=["fullscreen", "classic"],
+                   help="renderer for every selected session (held-out runs)")
+    sub.add_parser("list")
+    a = ap.parse_args(argv)
+    if a.cmd == "install":
+        return install()
+    if a.cmd == "list":
+        for tag, (r, rows, cols, cfg, scs, _) in SESSIONS.items():
+            print(f"{tag}: {r} {cols}x{rows} config={cfg}: {', '.join(scs)}")
+        return 0
+    global OUT
+    if a.out:
+        OUT = Path(a.out).resolve()
+    if a.size:
+        r, _, c_ = a.size.partition("x")
+        OVERRIDE["size"] = (int(r), int(c_))
+    if a.renderer:
+        OVERRIDE["renderer"] = a.renderer
+    return capture(a.only, a.jobs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

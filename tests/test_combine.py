@@ -16,7 +16,7 @@ def test_blocked_screen_beats_a_fresh_report():
 
 
 def test_fresh_report_beats_other_screen_rules_and_goes_stale():
-    assert combine(True, IDLE, Report("working", 100, "hook"), 110).state == "working"
+    assert combine(True, IDLE, Report("working", 100, "hook"), 110) == PaneState("working", "hook", "", "hook")
     assert combine(True, IDLE, Report("working", 100, "hook"), 131) == PaneState("idle", "screen")
     assert combine(True, WORKING, None, 0).source == "screen"
 
@@ -25,3 +25,25 @@ def test_report_parse():
     assert Report.parse("blocked 1700000000.5 hook:claude") == Report("blocked", 1700000000.5, "hook:claude")
     for bad in ("", "stuck 1", "idle notatime", "idle"):
         assert Report.parse(bad) is None
+
+
+def test_report_superseded_when_the_screen_changes_after_it():
+    # PermissionRequest reported blocked at 100; the user pressed Esc (no hook) and the
+    # screen's verdict changed at 102: the report is older evidence
+    r = Report("blocked", 100, "hook:claude:PermissionRequest")
+    assert combine(True, IDLE, r, 103, screen_changed_at=99).state == "blocked"
+    assert combine(True, IDLE, r, 103, screen_changed_at=102) == PaneState("idle", "screen")
+    # Codex streams with an idle-looking screen: a later "working" report holds
+    assert combine(True, IDLE, Report("working", 110, "hook"), 115, screen_changed_at=102).state == "working"
+
+
+def test_notify_cooldown_per_pane_and_state():
+    from tmux_agentstate.notify import Notifier, NotifyConfig
+    n = Notifier(NotifyConfig(cooldown=30))
+    # a prompt that redraws 20 times in 10 s: blocked → working → blocked …
+    told = [n.should_notify("%1", "working", "blocked", t * 0.5) for t in range(20)]
+    assert told.count(True) == 1
+    assert n.should_notify("%2", "working", "blocked", 5)       # another pane: its own cooldown
+    assert n.should_notify("%1", "working", "blocked", 31)      # after the cooldown
+    assert not n.should_notify("%1", "working", "idle", 40)     # turn end: opt-in only
+    assert Notifier(NotifyConfig(on_idle=True)).should_notify("%1", "working", "idle", 40)

@@ -223,6 +223,68 @@ def cmd_popup(args) -> int:
     return run_popup(_tmux(args), sorted_agent_panes, args.client)
 
 
+def cmd_hook(args) -> int:
+    from . import hook
+    return hook.main([args.agent, args.event, *args.payload])
+
+
+def cmd_launch(args) -> int:
+    from .launch import LaunchError, launch
+    try:
+        launch(args.agent, args.args)
+    except LaunchError as e:
+        raise CliError(str(e)) from None
+    return EXIT_FAIL  # not reached: launch() execs the agent
+
+
+def _look(args):
+    from .fresh import look
+    from .tmux import TmuxError
+    try:
+        return look(_tmux(args), args.pane)
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+
+
+def cmd_explain(args) -> int:
+    from .fresh import explain
+    print("\n".join(explain(_look(args))))
+    return 0
+
+
+EXIT_REFUSED = 3
+
+
+def cmd_send(args) -> int:
+    lk = _look(args)
+    if lk.state is not None and lk.state.state == "blocked":
+        _err(f"{lk.info.pane_id} ({lk.info.address}) is blocked on a prompt "
+             f"({lk.state.detail.strip()[:80]!r}); nothing typed. Use: tmux-agentstate answer "
+             f"{lk.info.pane_id} CHOICE")
+        return EXIT_REFUSED
+    cmds = [["send-keys", "-t", lk.info.pane_id, "-l", "--", args.text]]
+    if not args.no_enter:
+        cmds.append(["send-keys", "-t", lk.info.pane_id, "Enter"])
+    _tmux(args).run(*cmds)
+    return 0
+
+
+def cmd_answer(args) -> int:
+    lk = _look(args)
+    if lk.state is None or lk.state.state != "blocked":
+        _err(f"{lk.info.pane_id} ({lk.info.address}) is not blocked "
+             f"({lk.state.state if lk.state else 'no agent'}); nothing typed")
+        return EXIT_REFUSED
+    keys = lk.manifest.answers.get(args.choice)
+    if not keys:
+        _err(f"{lk.manifest.name} dialogs take: {', '.join(sorted(lk.manifest.answers)) or 'no answers'}"
+             f" (not {args.choice!r}); nothing typed")
+        return EXIT_FAIL
+    _tmux(args).run(["send-keys", "-t", lk.info.pane_id, *keys])
+    print(f"answered {args.choice} in {lk.info.pane_id} ({lk.info.address}): {lk.state.detail.strip()[:80]}")
+    return 0
+
+
 def _add_server(p) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-L", metavar="NAME", help="tmux socket name (as tmux -L)")
@@ -259,6 +321,27 @@ def build_parser() -> argparse.ArgumentParser:
         _add_server(w)
         if name == "popup":
             w.add_argument("--client", help="the client to switch (tmux passes #{client_name})")
+        w.set_defaults(func=func)
+    h = sub.add_parser("hook", help="record an agent's hook event for $TMUX_PANE (prints {})")
+    h.add_argument("agent")
+    h.add_argument("event", nargs="?", default="")
+    h.add_argument("payload", nargs="*", help="a JSON payload given as an argument (Codex notify)")
+    h.set_defaults(func=cmd_hook)
+    la = sub.add_parser("launch", help="start an agent with our hooks injected for this launch")
+    la.add_argument("agent")
+    la.add_argument("args", nargs=argparse.REMAINDER)
+    la.set_defaults(func=cmd_launch)
+    for name, func, text in (("explain", cmd_explain, "every signal of a pane and why its state is what it is"),
+                             ("send", cmd_send, "type text into an agent pane (refused while it is blocked)"),
+                             ("answer", cmd_answer, "answer a blocked pane's dialog (yes, no, …)")):
+        w = sub.add_parser(name, help=text)
+        _add_server(w)
+        w.add_argument("pane", help="pane id or target, e.g. %%3 or work:1.0")
+        if name == "send":
+            w.add_argument("text")
+            w.add_argument("--no-enter", action="store_true", help="do not press Enter after")
+        if name == "answer":
+            w.add_argument("choice", help="a choice the agent's manifest lists under [answers]")
         w.set_defaults(func=func)
     ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
     _add_server(ls)

@@ -6,8 +6,9 @@ Order (DESIGN.md §5), the first that applies wins:
 1. a `blocked` match on the emulated screen: always stands;
 2. a fresh report from the agent itself (hook, session file, OSC);
 3. the remaining screen rules; no rule matched → the manifest's fallback (never blocked).
-A report goes stale after `report_lifetime` seconds (a hook that failed silently, an Esc that
-fires no hook), and the screen wins again.
+A report goes stale after `report_lifetime` seconds (a hook that failed silently), and it is
+superseded as soon as the screen's own verdict changes after it: Esc on a Claude prompt fires
+no hook, but the prompt leaving the screen is newer evidence than the PermissionRequest report.
 """
 from __future__ import annotations
 
@@ -37,6 +38,20 @@ class Report:
         return cls(parts[0], at, parts[2] if len(parts) > 2 else "hook")
 
 
+def report_from_claude_session(data: dict, mtime: float) -> Report | None:
+    """Claude Code's session file as a report: busy → working, waiting → blocked, idle."""
+    status = data.get("status")
+    state = {"busy": "working", "waiting": "blocked", "idle": "idle"}.get(status if isinstance(status, str) else "")
+    if state is None:
+        return None
+    return Report(state, mtime, "session-file")
+
+
+def newest(*reports: Report | None) -> Report | None:
+    found = [r for r in reports if r is not None]
+    return max(found, key=lambda r: r.at) if found else None
+
+
 @dataclass(frozen=True)
 class PaneState:
     state: str
@@ -45,14 +60,21 @@ class PaneState:
     rule: str | None = None
 
 
+def report_in_force(report: Report | None, now: float, screen_changed_at: float = 0.0,
+                    report_lifetime: float = REPORT_LIFETIME) -> bool:
+    return (report is not None and report.at >= screen_changed_at
+            and -5 <= now - report.at <= report_lifetime)  # -5: clocks of two processes
+
+
 def combine(agent_in_front: bool, screen: Match | None, report: Report | None, now: float,
-            report_lifetime: float = REPORT_LIFETIME) -> PaneState | None:
+            report_lifetime: float = REPORT_LIFETIME, screen_changed_at: float = 0.0) -> PaneState | None:
+    """`screen_changed_at`: unix time the screen's own verdict last changed (0: unknown)."""
     if not agent_in_front:
         return None
     if screen is not None and screen.state == "blocked":
         return PaneState("blocked", "screen", screen.line or "", screen.rule)
-    if report is not None and 0 <= now - report.at <= report_lifetime:
-        return PaneState(report.state, "hook")
+    if report_in_force(report, now, screen_changed_at, report_lifetime):
+        return PaneState(report.state, "hook", "", report.source)
     if screen is not None:
         return PaneState(screen.state, "screen", screen.line or "" if screen.rule else "", screen.rule)
     return PaneState("idle", "process")

@@ -6,6 +6,8 @@ back in front while the agent's last prompt is still on screen.
 """
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 
 import psutil
@@ -20,6 +22,8 @@ class Foreground:
     cmdline: tuple[str, ...]
     hint: str | None                   # AGENTSTATE_AGENT from the environment, if any
     children: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (name, cmdline) one level down
+    pids: tuple[int, ...] = ()         # the leader and its children
+    home: str | None = None            # HOME in the leader's environment
 
 
 def foreground_pgid(pane_pid: int) -> int | None:
@@ -38,15 +42,15 @@ def foreground_pgid(pane_pid: int) -> int | None:
     return tpgid if tpgid > 0 else None
 
 
-def _describe(proc: psutil.Process) -> tuple[str, tuple[str, ...], str | None]:
+def _describe(proc: psutil.Process) -> tuple[str, tuple[str, ...], str | None, str | None]:
     with proc.oneshot():
         name = proc.name()
         cmdline = tuple(proc.cmdline())
     try:
-        hint = proc.environ().get(HINT_VAR)
+        env = proc.environ()
     except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
-        hint = None
-    return name, cmdline, hint
+        env = {}
+    return name, cmdline, env.get(HINT_VAR), env.get("HOME")
 
 
 def foreground(pane_pid: int) -> Foreground | None:
@@ -56,15 +60,33 @@ def foreground(pane_pid: int) -> Foreground | None:
         return None
     try:
         leader = psutil.Process(pgid)
-        name, cmdline, hint = _describe(leader)
-        kids = []
+        name, cmdline, hint, home = _describe(leader)
+        kids, pids = [], [pgid]
         for child in leader.children()[:8]:
             try:
-                cname, ccmd, chint = _describe(child)
+                cname, ccmd, chint, _ = _describe(child)
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
             hint = hint or chint
             kids.append((cname, ccmd))
+            pids.append(child.pid)
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
-    return Foreground(pgid, name, cmdline, hint, tuple(kids))
+    return Foreground(pgid, name, cmdline, hint, tuple(kids), tuple(pids), home)
+
+
+def claude_session(fg: Foreground) -> tuple[dict, float] | None:
+    """Claude Code's own `~/.claude/sessions/<pid>.json` (status idle|busy|waiting) and its
+    mtime. Undocumented and read-only: any shape is tolerated, anything odd gives None."""
+    home = fg.home or os.path.expanduser("~")
+    for pid in fg.pids:
+        path = os.path.join(home, ".claude", "sessions", f"{pid}.json")
+        try:
+            mtime = os.stat(path).st_mtime
+            with open(path, "rb") as f:
+                data = json.loads(f.read(65536))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data, mtime
+    return None

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 
 from . import procs
 from .catalog import Catalog
-from .combine import PaneState, Report, combine
+from .combine import PaneState, Report, combine, newest, report_from_claude_session
+from .fresh import seeded_screen
 from .intake import FifoIntake
 from .manifest import Manifest
+from .notify import Notifier, NotifyConfig, ring
 from .runtime import Runtime
 from .screen import PaneScreen
 from .tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
@@ -43,6 +45,7 @@ class Config:
     icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})
     styles: dict = field(default_factory=lambda: {"blocked": "fg=red,bold", "working": "fg=yellow",
                                                   "idle": "fg=green"})
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
 
     @classmethod
     def from_tmux(cls, options: dict[str, str], interval: float | None = None) -> "Config":
@@ -57,6 +60,7 @@ class Config:
         for s in URGENCY:
             c.icons[s] = options.get(f"@agentstate-icon-{s}", c.icons[s])
             c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
+        c.notify = NotifyConfig.from_options(options)
         return c
 
 
@@ -75,6 +79,10 @@ class PaneWatch:
     need_seed: bool = True
     last_byte: float = 0.0
     published: dict = field(default_factory=dict)
+    screen_state: str | None = None    # the screen rules' own verdict, last classification
+    screen_changed_at: float = 0.0     # unix time that verdict last changed (0: unknown)
+    session: Report | None = None      # Claude's session file, as a report
+    fg: procs.Foreground | None = None
 
 
 class Sidecar:
@@ -94,6 +102,9 @@ class Sidecar:
         self._stop = threading.Event()
         self._reload = threading.Event()
         self._observer = None
+        self.notifier = Notifier(self.config.notify)
+        self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
+        self._fg: dict[str, procs.Foreground | None] = {}
         self.sweeps = 0
         self.classifications = 0
 
@@ -248,6 +259,8 @@ class Sidecar:
                 w = self._adopt(info, manifest, pgid, batch)
                 adopted.append(w)
             else:
+                if manifest.name == "claude":
+                    self._read_session(w)
                 if (info.height, info.width) != (w.info.height, w.info.width):
                     w.screen.resize(info.height, info.width)
                 if info.report != w.info.report:
@@ -262,6 +275,8 @@ class Sidecar:
             self._due.pop(gone, None)
         for gone in set(self._identity) - seen:
             del self._identity[gone]
+            self._fg.pop(gone, None)
+            self.notifier.forget(gone)
         self._apply(batch)  # pipes first, so no byte is lost between the capture and the pipe
         batch = Batch()
         self._seed(batch)
@@ -282,6 +297,7 @@ class Sidecar:
         if cached and cached[0] == pgid:
             return (self.catalog.get(cached[1]) if cached[1] else None), pgid
         fg = procs.foreground(info.pane_pid)
+        self._fg[info.pane_id] = fg
         manifest = None
         if fg is not None:
             manifest = self.catalog.for_process(fg.name, list(fg.cmdline), fg.hint)
@@ -293,6 +309,9 @@ class Sidecar:
 
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
         w = PaneWatch(info, manifest, pgid, PaneScreen(info.height, info.width))
+        w.fg = self._fg.get(info.pane_id)
+        if manifest.name == "claude":
+            self._read_session(w)
         old = self.panes.get(info.pane_id)
         if old is not None:
             w.published, w.state, w.since = old.published, old.state, old.since
@@ -330,11 +349,11 @@ class Sidecar:
                 continue
             if w.mode == "capture":
                 view = w.screen.rows()
-                seeded = _seeded_screen(w.info, text)
+                seeded = seeded_screen(w.info, text)
                 if seeded.rows() != view or w.screen.title != seeded.title:
                     w.screen = seeded
             else:
-                w.screen = _seeded_screen(w.info, text)
+                w.screen = seeded_screen(w.info, text)
                 w.need_seed = False
 
     # -- classify and publish --------------------------------------------------------------------
@@ -344,11 +363,18 @@ class Sidecar:
         w.last_classified = now
         self.classifications += 1
         match = w.manifest.evaluate(w.screen.take_view())
-        new = combine(True, match, Report.parse(w.info.report), time.time(),
-                      self.config.report_lifetime)
+        wall = time.time()
+        if w.screen_state is not None and match.state != w.screen_state:
+            w.screen_changed_at = wall
+        w.screen_state = match.state
+        report = newest(Report.parse(w.info.report), w.session)
+        new = combine(True, match, report, wall, self.config.report_lifetime, w.screen_changed_at)
         if new != w.state:
             if w.state is None or new is None or new.state != w.state.state:
-                w.since = time.time()
+                w.since = wall
+                old = w.state.state if w.state else None
+                if new and self.notifier.should_notify(w.info.pane_id, old, new.state, wall):
+                    self._notes.append((w, new.state, old))
                 log.info("%s (%s) %s: %s → %s [%s] %s", w.info.pane_id, w.info.address,
                          w.manifest.name, w.state.state if w.state else "-",
                          new.state if new else "-", new.rule if new else "", new.detail if new else "")
@@ -406,6 +432,7 @@ class Sidecar:
             cur = windows.get(w.info.window_id)
             if cur is None or URGENCY[w.state.state] > URGENCY[cur]:
                 windows[w.info.window_id] = w.state.state
+        self._flush_notes(batch)
         changed = bool(batch)
         for window, state in windows.items():
             if self._windows.get(window) != state:
@@ -422,6 +449,32 @@ class Sidecar:
             changed = True
         if changed:
             self._refresh_clients(batch)
+
+    def _read_session(self, w: PaneWatch) -> None:
+        found = procs.claude_session(w.fg) if w.fg else None
+        session = report_from_claude_session(*found) if found else None
+        if session != w.session:
+            w.session = session
+            w.screen.dirty = True  # re-combine at this sweep
+
+    def _flush_notes(self, batch: Batch) -> None:
+        """Tell the clients that are not looking at the pane; bell; the user's command."""
+        for w, state, old in self._notes:
+            if w.state is None or w.state.state != state:
+                continue  # it changed again before we got here
+            line = _one_line(w.state.detail)[:120]
+            what = "needs you" if state == "blocked" else "finished its turn"
+            text = tmux_quote(f"{w.manifest.display or w.manifest.name} in {w.info.address} {what}"
+                              + (f": {line}" if line else ""))
+            for c in self._clients:
+                if c.control or c.pane_id == w.info.pane_id:
+                    continue
+                batch.add("display-message", "-c", c.name, "-d", "5000", text)
+                if self.config.notify.bell:
+                    ring(c.tty)
+            self.notifier.run_command(w.info.pane_id, w.info.address, w.manifest.name, state, line)
+            log.info("%s: notified (%s)", w.info.pane_id, state)
+        self._notes.clear()
 
     def render_summary(self, counts: dict[str, int]) -> str:
         """The status segment. Built from counts and the user's own icon options only, never
@@ -470,16 +523,3 @@ class Sidecar:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _seeded_screen(info: PaneInfo, capture: str) -> PaneScreen:
-    """A screen rebuilt from `capture-pane -p -e` (what tmux shows now) and the pane's title."""
-    screen = PaneScreen(info.height, info.width)
-    if info.alternate_on:
-        screen.feed(b"\x1b[?1049h")
-    lines = capture.split("\n")[: info.height]
-    screen.feed_text("\x1b[H" + "\r\n".join(lines) + "\x1b[0m")
-    screen.feed_text(f"\x1b[{info.cursor_y + 1};{info.cursor_x + 1}H")
-    screen.title = info.title
-    screen.dirty = True
-    return screen

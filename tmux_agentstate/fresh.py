@@ -1,0 +1,109 @@
+"""A fresh look at one pane, right now, without the sidecar: for `explain`, `send`, `answer`.
+
+Typing into a pane on the strength of the last sweep could answer a prompt that appeared a
+moment ago, so every command that types classifies the pane again first.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from . import procs
+from .catalog import Catalog
+from .combine import PaneState, Report, combine, newest, report_from_claude_session, report_in_force
+from .manifest import Manifest, Match
+from .screen import PaneScreen
+from .tmux import PaneInfo, Tmux, TmuxError
+
+
+@dataclass
+class Look:
+    info: PaneInfo
+    fg: procs.Foreground | None
+    manifest: Manifest | None
+    screen: PaneScreen
+    match: Match | None
+    hook: Report | None
+    session: Report | None
+    state: PaneState | None
+
+
+def seeded_screen(info: PaneInfo, capture: str) -> PaneScreen:
+    """A screen rebuilt from `capture-pane -p -e` (what tmux shows now) and the pane's title."""
+    screen = PaneScreen(info.height, info.width)
+    if info.alternate_on:
+        screen.feed(b"\x1b[?1049h")
+    lines = capture.split("\n")[: info.height]
+    screen.feed_text("\x1b[H" + "\r\n".join(lines) + "\x1b[0m")
+    screen.feed_text(f"\x1b[{info.cursor_y + 1};{info.cursor_x + 1}H")
+    screen.title = info.title
+    screen.dirty = True
+    return screen
+
+
+def find_pane(tmux: Tmux, target: str) -> PaneInfo:
+    pane_id = tmux.run(["display-message", "-p", "-t", target, "#{pane_id}"])[0]
+    panes, _ = tmux.panes_and_clients()
+    for p in panes:
+        if p.pane_id == pane_id:
+            return p
+    raise TmuxError(f"no pane {target}")
+
+
+def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
+    catalog = catalog or Catalog()
+    info = find_pane(tmux, target)
+    fg = None if info.dead else procs.foreground(info.pane_pid)
+    manifest = None
+    if fg is not None:
+        manifest = catalog.for_process(fg.name, list(fg.cmdline), fg.hint)
+        for name, cmdline in fg.children:
+            manifest = manifest or catalog.for_process(name, list(cmdline))
+    screen = seeded_screen(info, tmux.capture_one(info.pane_id)[info.pane_id])
+    match = manifest.evaluate(screen.view()) if manifest else None
+    hook = Report.parse(info.report)
+    session = None
+    if manifest is not None and manifest.name == "claude" and fg is not None:
+        found = procs.claude_session(fg)
+        session = report_from_claude_session(*found) if found else None
+    state = combine(manifest is not None, match, newest(hook, session), time.time())
+    return Look(info, fg, manifest, screen, match, hook, session, state)
+
+
+def explain(lk: Look) -> list[str]:
+    """Every signal, its age, and why the state is what it is."""
+    now = time.time()
+    out = [f"pane {lk.info.pane_id} ({lk.info.address}), {lk.info.width}x{lk.info.height}"]
+    if lk.fg is None:
+        out.append("process: cannot read the foreground process")
+    else:
+        cmd = " ".join(lk.fg.cmdline)[:100]
+        out.append(f"process: pgid {lk.fg.pgid} {lk.fg.name!r} ({cmd})"
+                   + (f", AGENTSTATE_AGENT={lk.fg.hint}" if lk.fg.hint else ""))
+    if lk.manifest is None:
+        out.append("agent: none in front → no state (options unset)")
+        return out
+    out.append(f"agent: {lk.manifest.name} (manifest {lk.manifest.path})")
+    out.append(f"title: {lk.screen.title!r}")
+    view = lk.screen.view()
+    for rule in lk.manifest.rules:
+        line = rule.match(view)
+        mark = "MATCH" if line is not None else "  -  "
+        out.append(f"  {mark} {rule.state:<8} {rule.id:<28} [{rule.region}]"
+                   + (f" {line.strip()[:80]!r}" if line is not None else ""))
+        if line is not None:
+            break
+    if lk.match is not None and lk.match.rule is None:
+        out.append(f"  no rule matched → fallback {lk.manifest.fallback}")
+    for name, rep in (("hook report", lk.hook), ("session file", lk.session)):
+        if rep is None:
+            out.append(f"{name}: none")
+        else:
+            fresh = "in force" if report_in_force(rep, now) else "stale"
+            out.append(f"{name}: {rep.state} ({now - rep.at:.1f}s ago, {rep.source}, {fresh})")
+    st = lk.state
+    why = {"screen": "the screen rules decide" if not (st and st.state == "blocked")
+           else "a blocked prompt on screen always stands",
+           "hook": "a fresh report from the agent beats the remaining screen rules"}
+    out.append(f"state: {st.state} via {st.source}: {why.get(st.source, '')}" if st else "state: none")
+    return out

@@ -1,0 +1,121 @@
+"""`launch AGENT [ARGS...]`: run an agent with our hooks injected for this launch only.
+
+Nothing in the user's own config is edited. The agent replaces this process (exec), so to the
+user `alias claude='tmux-agentstate launch claude'` is `claude`: same args, tty, signals and
+exit code. Hooks report through `python -m tmux_agentstate.hook AGENT EVENT` (hook.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+
+CLAUDE_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest",
+                 "Notification", "Stop", "StopFailure", "SessionEnd")
+CODEX_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop")
+WITH_MATCHER = {"PreToolUse", "PostToolUse", "PermissionRequest", "BeforeTool"}
+
+
+class LaunchError(Exception):
+    pass
+
+
+def hook_command(agent: str, event: str) -> str:
+    # our own interpreter: the package is importable there; output and errors go nowhere
+    return (f"{shlex.quote(sys.executable)} -m tmux_agentstate.hook {shlex.quote(agent)} "
+            f"{shlex.quote(event)} 2>/dev/null || true")
+
+
+def hooks_table(agent: str, events) -> dict:
+    table = {}
+    for event in events:
+        entry = {"hooks": [{"type": "command", "command": hook_command(agent, event), "timeout": 5}]}
+        if event in WITH_MATCHER:
+            entry = {"matcher": "*", **entry}
+        table[event] = [entry]
+    return table
+
+
+def _merge_hooks(settings: dict, ours: dict) -> dict:
+    merged = dict(settings)
+    hooks = dict(merged.get("hooks") or {})
+    for event, entries in ours.items():
+        hooks[event] = list(hooks.get(event) or []) + entries
+    merged["hooks"] = hooks
+    return merged
+
+
+def _pop_option(args: list[str], name: str) -> tuple[list[str], str | None]:
+    """Remove `--name VALUE` / `--name=VALUE` from args; returns (args, VALUE or None)."""
+    out, value, i = [], None, 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out.extend(args[i:])
+            break
+        if a == name and i + 1 < len(args):
+            value = args[i + 1]
+            i += 2
+            continue
+        if a.startswith(name + "="):
+            value = a[len(name) + 1:]
+            i += 1
+            continue
+        out.append(a)
+        i += 1
+    return out, value
+
+
+def claude_args(args: list[str]) -> list[str]:
+    """`--settings` is additive to the user's settings files, but the CLI takes one: merge
+    ours into one the user passed (inline JSON or a file)."""
+    rest, user = _pop_option(list(args), "--settings")
+    settings: dict = {}
+    if user is not None:
+        try:
+            text = user if user.lstrip().startswith("{") else open(os.path.expanduser(user)).read()
+            settings = json.loads(text)
+            if not isinstance(settings, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            raise LaunchError(f"cannot read --settings {user!r}: {e}") from None
+    merged = _merge_hooks(settings, hooks_table("claude", CLAUDE_EVENTS))
+    return ["--settings", json.dumps(merged, separators=(",", ":"))] + rest
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}={_toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return json.dumps(value)  # a TOML basic string is a JSON string
+
+
+def codex_args(args: list[str]) -> list[str]:
+    """Inline `[hooks]` tables through `-c` overrides (one per event; they add to, not replace,
+    hooks.json files)."""
+    extra = []
+    for event, entries in hooks_table("codex", CODEX_EVENTS).items():
+        extra += ["-c", f"hooks.{event}={_toml_value(entries)}"]
+    return extra + list(args)
+
+
+# Other agents (Gemini CLI reads hooks from settings files only; pi loads extensions with -e)
+# are started as they are, with the identity hint: their screens and titles carry the state.
+BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args)}
+
+
+def launch(agent: str, args: list[str]) -> "NoReturn":  # noqa: F821
+    program, build = BUILDERS.get(agent, (agent, lambda a: list(a)))
+    exe = shutil.which(program)
+    if exe is None:
+        raise LaunchError(f"{program!r} is not on PATH")
+    argv = [program, *build(args)]
+    env = dict(os.environ, AGENTSTATE_AGENT=agent)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvpe(exe, argv, env)

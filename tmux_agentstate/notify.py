@@ -1,0 +1,87 @@
+"""When to tell the user: on entering `blocked` (and, opted in, when a turn finishes).
+
+A redrawing prompt can flap blocked → working → blocked in a second, so each (pane, state)
+has a cooldown; a client already looking at the pane is not told what it can see.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+
+
+@dataclass
+class NotifyConfig:
+    enabled: bool = True
+    on_idle: bool = False            # also when a turn finishes (working → idle)
+    cooldown: float = 30.0
+    command: str = ""                # @agentstate-notify-command: argv, pane text as arguments
+    bell: bool = True
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> "NotifyConfig":
+        c = cls()
+        flag = lambda name, d: options.get(name, "on" if d else "off").lower() in ("on", "1", "yes", "true")  # noqa: E731
+        c.enabled = flag("@agentstate-notify", True)
+        c.on_idle = flag("@agentstate-notify-idle", False)
+        c.bell = flag("@agentstate-notify-bell", True)
+        try:
+            c.cooldown = float(options.get("@agentstate-notify-cooldown", c.cooldown))
+        except ValueError:
+            pass
+        c.command = options.get("@agentstate-notify-command", "")
+        return c
+
+
+@dataclass
+class Notifier:
+    config: NotifyConfig
+    _last: dict = field(default_factory=dict)  # (pane, state) → time of the last notification
+
+    def should_notify(self, pane: str, old: str | None, new: str | None, now: float) -> bool:
+        if not self.config.enabled or new is None or new == old:
+            return False
+        wanted = new == "blocked" or (self.config.on_idle and new == "idle" and old == "working")
+        if not wanted:
+            return False
+        last = self._last.get((pane, new))
+        if last is not None and now - last < self.config.cooldown:
+            return False
+        self._last[(pane, new)] = now
+        return True
+
+    def forget(self, pane: str) -> None:
+        for key in [k for k in self._last if k[0] == pane]:
+            del self._last[key]
+
+    def run_command(self, pane: str, address: str, agent: str, state: str, line: str) -> None:
+        """The user's command, with pane text as separate arguments and env vars: never a
+        shell string built from pane text."""
+        if not self.config.command:
+            return
+        try:
+            argv = shlex.split(self.config.command) + [pane, agent, state, line]
+        except ValueError:
+            return
+        env = dict(os.environ, AGENTSTATE_PANE=pane, AGENTSTATE_TARGET=address,
+                   AGENTSTATE_AGENT_NAME=agent, AGENTSTATE_STATE=state, AGENTSTATE_LINE=line)
+        try:
+            subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            pass
+
+
+def ring(tty: str) -> None:
+    """The terminal bell on a client's tty."""
+    try:
+        fd = os.open(tty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"\a")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -40,3 +40,27 @@ def load_index(root: Path = FIXTURES_DIR) -> list[Fixture]:
                                f["state"], f.get("kind", ""), str(f.get("agent_version", "")),
                                int(rows), int(cols), f.get("renderer", ""), f.get("how", "")))
     return out
+
+
+def accuracy_rows(fixtures: list[Fixture], catalog) -> list[tuple[str, str, str, int, int]]:
+    """(agent, version, state, captures, right) for every agent/version/state, sorted."""
+    from .screen import replay
+    tally: dict[tuple[str, str, str], list[int]] = {}
+    for f in fixtures:
+        m = catalog.get(f.agent)
+        got = m.evaluate(replay(f.path.read_bytes(), f.rows, f.cols).view()).state if m else None
+        t = tally.setdefault((f.agent, f.agent_version, f.state), [0, 0])
+        t[0] += 1
+        t[1] += got == f.state
+    order = {"blocked": 0, "working": 1, "idle": 2}
+    return [(a, v, s, n, ok) for (a, v, s), (n, ok) in
+            sorted(tally.items(), key=lambda kv: (kv[0][0], kv[0][1], order.get(kv[0][2], 9)))]
+
+
+def accuracy_markdown(rows) -> str:
+    lines = ["| agent | version | state | captures | right |", "|---|---|---|---:|---:|"]
+    for agent, version, state, n, ok in rows:
+        lines.append(f"| {agent} | {version} | {state} | {n} | {ok} |")
+    total, right = sum(r[3] for r in rows), sum(r[4] for r in rows)
+    lines.append(f"| **all** | | | **{total}** | **{right}** |")
+    return "\n".join(lines)

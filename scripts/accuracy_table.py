@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""The README's accuracy table, generated from the fixtures: per agent, version and state, how
+many captures and how many the manifests classify right.
+
+    .venv/bin/python scripts/accuracy_table.py           # print it
+    .venv/bin/python scripts/accuracy_table.py --write   # update README.md between the markers
+
+tests/test_readme.py fails when the README's table is stale.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tmux_agentstate.catalog import BUNDLED_DIR, Catalog  # noqa: E402
+from tmux_agentstate.fixtures import accuracy_markdown, accuracy_rows, load_index  # noqa: E402
+
+BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
+README = ROOT / "README.md"
+
+
+def generated() -> str:
+    return accuracy_markdown(accuracy_rows(load_index(), Catalog([BUNDLED_DIR])))
+
+
+def in_readme(text: str) -> str | None:
+    if BEGIN not in text or END not in text:
+        return None
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    table = generated()
+    if not args.write:
+        print(table)
+        return 0
+    text = README.read_text()
+    if in_readme(text) is None:
+        sys.exit(f"README.md has no {BEGIN} … {END} markers")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    README.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+    print("README.md updated")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

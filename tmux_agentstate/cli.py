@@ -270,19 +270,19 @@ def cmd_send(args) -> int:
 
 
 def cmd_answer(args) -> int:
+    from .popup import answer
     lk = _look(args)
     if lk.state is None or lk.state.state != "blocked":
         _err(f"{lk.info.pane_id} ({lk.info.address}) is not blocked "
              f"({lk.state.state if lk.state else 'no agent'}); nothing typed")
         return EXIT_REFUSED
-    keys = lk.manifest.answers.get(args.choice)
-    if not keys:
+    if args.choice not in lk.manifest.answers:
         _err(f"{lk.manifest.name} dialogs take: {', '.join(sorted(lk.manifest.answers)) or 'no answers'}"
              f" (not {args.choice!r}); nothing typed")
         return EXIT_FAIL
-    _tmux(args).run(["send-keys", "-t", lk.info.pane_id, *keys])
-    print(f"answered {args.choice} in {lk.info.pane_id} ({lk.info.address}): {lk.state.detail.strip()[:80]}")
-    return 0
+    message = answer(_tmux(args), lk.info.pane_id, args.choice)
+    print(message)
+    return 0 if message.startswith("answered") else EXIT_REFUSED
 
 
 def _add_server(p) -> None:

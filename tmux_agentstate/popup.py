@@ -6,6 +6,7 @@ characters are dropped, so nothing in it can run or restyle anything.
 from __future__ import annotations
 
 import curses
+import os
 import time
 
 from .tmux import Tmux, TmuxError
@@ -30,6 +31,22 @@ def format_row(r: dict, now: float, width: int) -> str:
     return line[: max(0, width - 1)]
 
 
+def answer(tmux: Tmux, pane: str, choice: str) -> str:
+    """Answer a dialog after a fresh look (the prompt may be gone since the list was drawn)."""
+    from .fresh import look
+    try:
+        lk = look(tmux, pane)
+    except TmuxError as e:
+        return f"cannot look at {pane}: {e}"
+    if lk.state is None or lk.state.state != "blocked":
+        return f"{pane} is no longer blocked: nothing typed"
+    keys = lk.manifest.answers.get(choice)
+    if not keys:
+        return f"{lk.manifest.name} has no {choice!r} answer: nothing typed"
+    tmux.run(["send-keys", "-t", lk.info.pane_id, *keys])
+    return f"answered {choice} in {lk.info.address}"
+
+
 def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
     def ui(stdscr) -> str | None:
         curses.curs_set(0)
@@ -43,6 +60,7 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
             pass
         pairs = {s: curses.color_pair(i) for i, s in enumerate(COLOURS, 1)}
         sel = 0
+        message = ""
         while True:
             try:
                 rows = load(tmux)
@@ -51,7 +69,10 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
             now = time.time()
             stdscr.erase()
             h, w = stdscr.getmaxyx()
-            stdscr.addnstr(0, 0, "agents  (\u2191/\u2193 j/k move, Enter jump, q close)", w - 1, curses.A_BOLD)
+            stdscr.addnstr(0, 0, "agents  (\u2191/\u2193 j/k move, Enter jump, y/n answer a blocked one, "
+                                 "q close)", w - 1, curses.A_BOLD)
+            if message:
+                stdscr.addnstr(h - 1, 0, message, w - 1, curses.A_BOLD)
             if not rows:
                 stdscr.addnstr(2, 2, "no agents", w - 3)
             sel = min(sel, max(0, len(rows) - 1))
@@ -68,7 +89,19 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
                 sel = max(sel - 1, 0)
             elif key in (curses.KEY_ENTER, 10, 13) and rows:
                 return rows[sel]["pane"]
+            elif key in (ord("y"), ord("n")) and rows and rows[sel]["state"] == "blocked":
+                choice = "yes" if key == ord("y") else "no"
+                r = rows[sel]
+                prompt = (f"answer {choice!r} in {r['target']}: {printable(r['detail'])[:60]} ? "
+                          f"press {chr(key)} again to confirm")
+                stdscr.addnstr(h - 1, 0, prompt.ljust(w - 1), w - 1, curses.A_REVERSE)
+                stdscr.timeout(-1)
+                confirmed = stdscr.getch() == key
+                stdscr.timeout(1000)
+                message = answer(tmux, r["pane"], choice) if confirmed else "not answered"
 
+    for stale in ("LINES", "COLUMNS"):  # ncurses prefers these to the pane's real size
+        os.environ.pop(stale, None)
     target = curses.wrapper(ui)
     if target:
         try:

@@ -240,6 +240,9 @@ class Tmux:
 
     def jump_to(self, pane_id: str, client: str | None = None) -> None:
         """Show a pane in the client: its session, its window, the pane itself."""
-        c = ["-c", client] if client else []
-        self.run(["switch-client", *c, "-t", pane_id], ["select-window", "-t", pane_id],
-                 ["select-pane", "-t", pane_id])
+        self.run(["select-window", "-t", pane_id], ["select-pane", "-t", pane_id])
+        try:  # the popup's own client; none when run outside a client (tests, scripts)
+            self.run(["switch-client", *(["-c", client] if client else []), "-t", pane_id])
+        except TmuxError:
+            if client:
+                raise

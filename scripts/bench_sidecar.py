@@ -6,7 +6,9 @@
     .venv/bin/python scripts/bench_sidecar.py accuracy [--minutes 5] [--agents 6]
 
 load      N agent panes replay real captures at ~0.75 KB/s (bursts to 10 KB/s); the sidecar's
-          CPU (own + its tmux clients) and RSS, then the same panes watched by (a) a naive
+          CPU (own + its tmux clients) and RSS with each intake (pipe-pane bytes parsed by our
+          screen; tmux's own rendering read by capture-pane every 0.3 s), then the same panes
+          watched by (a) a naive
           poller, one `capture-pane` per pane per interval, and (b) one batched `capture-pane`
           of all panes per interval, each classifying what it captured. Same load, one run.
 flood     one agent pane prints MB of text; another draws a permission prompt: time until
@@ -65,9 +67,9 @@ class Bench:
         self.procs.append(p)
         return p
 
-    def sidecar(self, interval=0.7) -> subprocess.Popen:
+    def sidecar(self, interval=0.7, intake="pipe") -> subprocess.Popen:
         return self.spawn("-m", "tmux_agentstate", "watch", "-L", self.name,
-                          "--interval", str(interval))
+                          "--interval", str(interval), "--intake", intake)
 
     def close(self):
         for p in self.procs:
@@ -132,11 +134,12 @@ def cmd_load(args) -> None:
                 b.pane(cmd, fx.rows, fx.cols)
             time.sleep(2)
             rows = []
-            sc = b.sidecar(args.interval)
-            time.sleep(5)  # let it adopt and seed every pane
-            rows.append(("sidecar (pipe-pane)", measure(sc.pid, args.seconds, b.server_pid)))
-            sc.terminate()
-            sc.wait()
+            for intake in ("pipe", "capture"):
+                sc = b.sidecar(args.interval, intake)
+                time.sleep(5)  # let it adopt and seed every pane
+                rows.append((f"sidecar ({intake} intake)", measure(sc.pid, args.seconds, b.server_pid)))
+                sc.terminate()
+                sc.wait()
             for mode in ("naive", "batched"):
                 p = b.spawn(__file__, "_poller", b.name, mode, str(args.interval))
                 time.sleep(3)
@@ -165,7 +168,7 @@ def cmd_flood(args) -> None:
             f"env AGENTSTATE_AGENT=claude sh -c 'while [ ! -e {go} ]; do sleep 0.01; done; "
             f"cat {shlex.quote(str(blocked.path))}; exec sleep 600'", blocked.rows, blocked.cols)
         flood_pane = b.pane(f"env AGENTSTATE_AGENT=claude sh -c 'sleep 3; cat {big}; exec sleep 600'")
-        sc = b.sidecar()
+        sc = b.sidecar(intake=args.intake)
         proc = psutil.Process(sc.pid)
         time.sleep(4.0)  # the flood is on
         go.touch()
@@ -207,7 +210,7 @@ def cmd_accuracy(args) -> None:
             panes.append(b.pane(
                 f"env AGENTSTATE_AGENT=claude AGENTSTATE_TRUTH_FILE={truth} {shlex.quote(PY)} -m "
                 f"tmux_agentstate.demo.fake_agent --autopilot --seed {i + 7}"))
-        sc = b.sidecar(args.interval)
+        sc = b.sidecar(args.interval, args.intake)
         t_end = time.time() + args.minutes * 60
         samples: dict[str, list[tuple[float, str]]] = {p: [] for p in panes}
         c0 = cpu_seconds(sc.pid)
@@ -285,7 +288,8 @@ def report_accuracy(panes, truths, samples, cpu, args) -> None:
                     false_eps[real] += 1
             prev_false = false
     q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")  # noqa: E731
-    print(f"{len(panes)} fake agents, {args.minutes} min, sweep {args.interval}s; {prompts} prompts")
+    print(f"{len(panes)} fake agents, {args.minutes} min, sweep {args.interval}s, {args.intake} intake;"
+          f" {prompts} prompts")
     print(f"latency prompt drawn → blocked: median {q(latencies, .5):.3f} s, p95 {q(latencies, .95):.3f} s,"
           f" max {max(latencies, default=float('nan')):.3f} s; missed {missed}")
     print(f"linger after answer: median {q(lingers, .5):.3f} s, max {max(lingers, default=float('nan')):.3f} s")
@@ -309,10 +313,12 @@ def main() -> int:
     lo.add_argument("--interval", type=float, default=0.7)
     fl = sub.add_parser("flood")
     fl.add_argument("--mb", type=int, default=50)
+    fl.add_argument("--intake", choices=("pipe", "capture"), default="pipe")
     ac = sub.add_parser("accuracy")
     ac.add_argument("--minutes", type=float, default=5)
     ac.add_argument("--agents", type=int, default=6)
     ac.add_argument("--interval", type=float, default=0.7)
+    ac.add_argument("--intake", choices=("pipe", "capture"), default="pipe")
     args = ap.parse_args()
     {"load": cmd_load, "flood": cmd_flood, "accuracy": cmd_accuracy}[args.cmd](args)
     return 0

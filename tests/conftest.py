@@ -92,8 +92,8 @@ def replay_command(path, agent: str, hold: str = "exec sleep 600") -> str:
 
 
 class SidecarProcess:
-    def __init__(self, server: TmuxServer, runtime_base, interval=0.3):
-        self.server, self.interval = server, interval
+    def __init__(self, server: TmuxServer, runtime_base, interval=0.3, intake="pipe"):
+        self.server, self.interval, self.intake = server, interval, intake
         self.env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_base))
         self.env.pop("TMUX", None)
         self.proc = None
@@ -101,7 +101,7 @@ class SidecarProcess:
     def start(self):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tmux_agentstate", "watch", "-L", self.server.name,
-             "--interval", str(self.interval)], env=self.env, stdout=subprocess.PIPE,
+             "--interval", str(self.interval), "--intake", self.intake], env=self.env, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True)
         return self
 
@@ -135,8 +135,8 @@ def sidecar(tmux_server, tmp_path):
     runtime_base.mkdir(mode=0o700)
     procs = []
 
-    def make(interval=0.3):
-        sc = SidecarProcess(tmux_server, runtime_base, interval)
+    def make(interval=0.3, intake="pipe"):
+        sc = SidecarProcess(tmux_server, runtime_base, interval, intake)
         procs.append(sc)
         return sc
 

@@ -17,10 +17,11 @@ def pick(state, agent):
 CASES = [(s, a) for a in ("claude", "codex") for s in ("blocked", "working", "idle") if pick(s, a)]
 
 
+@pytest.mark.parametrize("intake", ["pipe", "capture"])
 @pytest.mark.parametrize("state, agent", CASES, ids=[f"{a}-{s}" for s, a in CASES])
-def test_replayed_capture_reaches_its_true_state(tmux_server, sidecar, state, agent):
+def test_replayed_capture_reaches_its_true_state(tmux_server, sidecar, state, agent, intake):
     fx = pick(state, agent)
-    sidecar().start()
+    sidecar(intake=intake).start()
     pane = tmux_server.new_pane(replay_command(fx.path, agent), rows=fx.rows, cols=fx.cols)
     wait_for(lambda: tmux_server.state(pane) == state, message=f"{fx.id} → {state}")
     time.sleep(1.0)  # and it stays there
@@ -67,9 +68,10 @@ def test_agent_exit_unsets_options_and_pane_kill_removes_fifo(tmux_server, sidec
     wait_for(lambda: not fifo.exists(), message="fifo removed")
 
 
-def test_sigkill_and_restart_is_right_at_the_first_sweep(tmux_server, sidecar):
+@pytest.mark.parametrize("intake", ["pipe", "capture"])
+def test_sigkill_and_restart_is_right_at_the_first_sweep(tmux_server, sidecar, intake):
     blocked, idle = pick("blocked", "claude"), pick("idle", "codex")
-    sc = sidecar().start()
+    sc = sidecar(intake=intake).start()
     p1 = tmux_server.new_pane(replay_command(blocked.path, "claude"), rows=blocked.rows, cols=blocked.cols)
     p2 = tmux_server.new_pane(replay_command(idle.path, "codex"), rows=idle.rows, cols=idle.cols)
     wait_for(lambda: tmux_server.state(p1) == "blocked" and tmux_server.state(p2) == "idle",
@@ -81,7 +83,7 @@ def test_sigkill_and_restart_is_right_at_the_first_sweep(tmux_server, sidecar):
     tmux_server.cmd("resize-window", "-t", p2, "-x", str(codex_blocked.cols), "-y", str(codex_blocked.rows))
     time.sleep(1.5)
     assert tmux_server.state(p2) == "idle"  # stale, nobody updates it
-    sc2 = sidecar().start()
+    sc2 = sidecar(intake=intake).start()
     wait_for(lambda: (sc2.status() or {}).get("pid") == sc2.proc.pid, message="first sweep")
     assert tmux_server.state(p1) == "blocked"
     assert tmux_server.state(p2) == "blocked"

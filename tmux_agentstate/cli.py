@@ -129,7 +129,10 @@ def cmd_watch(args) -> int:
     root.addHandler(handler)
     if args.verbose:
         root.addHandler(logging.StreamHandler())
-    config = Config.from_tmux(tmux.global_options(), args.interval)
+    options = tmux.global_options()
+    if args.intake:
+        options["@agentstate-intake"] = args.intake
+    config = Config.from_tmux(options, args.interval)
     root.info("watching %s every %.2fs (pid %d)", runtime.socket_path, config.interval, os.getpid())
     Sidecar(tmux, runtime, config=config).run()
     return 0
@@ -147,6 +150,8 @@ def cmd_start(args) -> int:
     cmd = [sys.executable, "-m", "tmux_agentstate", "watch", "--quiet", *_server_args(args)]
     if args.interval:
         cmd += ["--interval", str(args.interval)]
+    if args.intake:
+        cmd += ["--intake", args.intake]
     with open(runtime.dir / "sidecar.out", "ab") as out:
         subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                          start_new_session=True, close_fds=True)
@@ -310,6 +315,8 @@ def build_parser() -> argparse.ArgumentParser:
         w = sub.add_parser(name, help=text)
         _add_server(w)
         w.add_argument("--interval", type=float, help="sweep interval in seconds (default 0.7)")
+        w.add_argument("--intake", choices=("pipe", "capture"),
+                       help="read panes by pipe-pane bytes (default) or by tmux's own rendering")
         if name == "watch":
             w.add_argument("--quiet", action="store_true", help="exit 0 if one already runs")
             w.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")

@@ -316,6 +316,65 @@ class PaneScreen:
         return "\n".join(parts)
 
 
+class CapturedScreen:
+    """A pane's screen as tmux itself rendered it (`capture-pane -p`): no emulation at all.
+
+    The `capture` intake: tmux already emulates every pane, so reading its rendering costs a
+    string split instead of a parse. What it cannot give is the OSC stream (Codex's
+    `OSC 7501` state): rules on `osc_state` see an empty string; the title comes from tmux's
+    `#{pane_title}`. Same interface as PaneScreen where the sidecar uses it.
+    """
+
+    def __init__(self, rows: int = 32, cols: int = 120):
+        self.lines, self.columns = rows, cols
+        self._rows = [""] * rows
+        self._changed: set[int] = set()
+        self.cursor_row = 0
+        self.title = ""
+        self.osc_state = ""
+        self.dirty = True
+        self._seen_title = ""
+
+    def update(self, text: str, cursor_row: int, title: str) -> bool:
+        """Take a fresh capture; True if anything the rules read changed."""
+        rows = [line.rstrip() for line in text.split("\n")[: self.lines]]
+        rows += [""] * (self.lines - len(rows))
+        changed = {y for y, (a, b) in enumerate(zip(rows, self._rows)) if a != b}
+        moved = cursor_row != self.cursor_row or title != self.title
+        if changed or moved:
+            self._rows = rows
+            self._changed |= changed
+            self.cursor_row, self.title = cursor_row, title
+            self.dirty = True
+        return bool(changed or moved)
+
+    def resize(self, rows: int, cols: int) -> None:
+        if (rows, cols) != (self.lines, self.columns):
+            self.lines, self.columns = rows, cols
+            self._rows = (self._rows + [""] * rows)[:rows]
+            self.dirty = True
+
+    def rows(self) -> list[str]:
+        return list(self._rows)
+
+    def view(self) -> ScreenView:
+        return ScreenView(list(self._rows), self.cursor_row, self.title, "")
+
+    def take_view(self) -> ScreenView:
+        self.dirty = False
+        self._changed.clear()
+        self._seen_title = self.title
+        return self.view()
+
+    def take_changed_text(self) -> str:
+        parts = [self._rows[y] for y in sorted(self._changed) if y < self.lines]
+        self._changed.clear()
+        if self.title != self._seen_title:
+            parts.append(self.title)
+            self._seen_title = self.title
+        return "\n".join(parts)
+
+
 def replay(data: bytes, rows: int = 32, cols: int = 120) -> PaneScreen:
     """A whole capture into a fresh screen (fixtures, `classify`)."""
     screen = PaneScreen(rows, cols)

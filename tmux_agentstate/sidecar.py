@@ -23,7 +23,7 @@ from .intake import FifoIntake
 from .manifest import Manifest
 from .notify import Notifier, NotifyConfig, ring
 from .runtime import Runtime
-from .screen import PaneScreen
+from .screen import CapturedScreen, PaneScreen
 from .tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
 
 log = logging.getLogger("tmux_agentstate.sidecar")
@@ -37,7 +37,10 @@ COALESCE = 0.05
 
 @dataclass
 class Config:
+    intake: str = "pipe"           # pipe: parse each agent pane's bytes; capture: read tmux's
+                                   # own rendering (capture-pane) of every agent pane each tick
     interval: float = 0.7          # the sweep: backstop for everything
+    capture_interval: float = 0.3  # capture intake: how often the screens are read
     settle: float = 0.05           # classify this long after a change...
     min_gap: float = 0.15          # ...but a pane at most once per min_gap
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
@@ -57,6 +60,13 @@ class Config:
         if interval:
             c.interval = interval
         c.interval = min(max(c.interval, 0.1), 10.0)
+        intake = options.get("@agentstate-intake", c.intake)
+        c.intake = intake if intake in ("pipe", "capture") else c.intake
+        try:
+            c.capture_interval = min(max(float(options.get("@agentstate-capture-interval",
+                                                           c.capture_interval)), 0.1), c.interval)
+        except ValueError:
+            pass
         for s in URGENCY:
             c.icons[s] = options.get(f"@agentstate-icon-{s}", c.icons[s])
             c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
@@ -69,8 +79,8 @@ class PaneWatch:
     info: PaneInfo
     manifest: Manifest
     pgid: int
-    screen: PaneScreen
-    mode: str = "pipe"                 # pipe | capture (someone else's pipe-pane is on)
+    screen: PaneScreen | CapturedScreen
+    mode: str = "pipe"                 # pipe | capture (capture intake, or another plugin's pipe)
     state: PaneState | None = None
     since: float = 0.0
     last_classified: float = 0.0
@@ -125,7 +135,8 @@ class Sidecar:
                 now = time.monotonic()
                 if now >= next_sweep:
                     self.sweep()
-                    next_sweep = now + self.config.interval
+                    next_sweep = now + (self.config.capture_interval
+                                        if self.config.intake == "capture" else self.config.interval)
                     continue
                 due = min(self._due.values(), default=next_sweep)
                 ready = self.intake.wait(min(next_sweep, due) - now)
@@ -239,7 +250,8 @@ class Sidecar:
             self._identity.clear()
             for w in self.panes.values():
                 w.screen.dirty = True
-        panes, self._clients = self.tmux.panes_and_clients()
+        capture = [w.info.pane_id for w in self.panes.values() if w.mode == "capture"]
+        panes, self._clients, screens = self.tmux.listing(capture)
         batch = Batch()
         seen: set[str] = set()
         adopted: list[PaneWatch] = []
@@ -266,6 +278,8 @@ class Sidecar:
                 if info.report != w.info.report:
                     w.screen.dirty = True  # a new report: re-combine
                 w.info = info
+                if info.pane_id in screens:
+                    w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
             if w.mode == "pipe" and info.piped is False and not w.need_seed:
                 w.need_seed = True  # our pipe was closed under us (another plugin?): re-pipe
                 self._attach(w, batch)
@@ -280,14 +294,26 @@ class Sidecar:
         self._apply(batch)  # pipes first, so no byte is lost between the capture and the pipe
         batch = Batch()
         self._seed(batch)
+        now = time.monotonic()
         for w in self.panes.values():
             w.window_bytes = 0
-            if w.screen.dirty:
+            if w.screen.dirty and self._worth_classifying(w, now):
                 self._classify(w)
             self._publish_pane(w, batch)
         self._publish_aggregates(batch)
         self._apply(batch)
         self._write_status()
+
+    def _worth_classifying(self, w: PaneWatch, now: float) -> bool:
+        """Pipe intake: the sweep is the backstop, classify every changed screen. Capture
+        intake sweeps every tick: a changed screen gets the cheap blocked pre-check, and a full
+        classification only on a hit or once per `interval`."""
+        if w.mode != "capture" or now - w.last_classified >= self.config.interval * 0.95:
+            return True
+        if w.state is not None and w.state.state == "blocked":
+            return True
+        hint = w.manifest.blocked_hint
+        return hint is None or hint.search(w.screen.take_changed_text()) is not None
 
     def _identify(self, info: PaneInfo) -> tuple[Manifest | None, int]:
         if info.dead:
@@ -309,6 +335,8 @@ class Sidecar:
 
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
         w = PaneWatch(info, manifest, pgid, PaneScreen(info.height, info.width))
+        if self.config.intake == "capture":
+            w.mode, w.screen = "capture", CapturedScreen(info.height, info.width)
         w.fg = self._fg.get(info.pane_id)
         if manifest.name == "claude":
             self._read_session(w)
@@ -323,36 +351,42 @@ class Sidecar:
 
     def _attach(self, w: PaneWatch, batch: Batch) -> None:
         info = w.info
+        if w.mode == "capture" and isinstance(w.screen, CapturedScreen):
+            return
         foreign = info.piped and not (info.our_pipe and info.our_pipe.startswith(str(self.runtime.dir)))
         if foreign and info.pane_id not in self.intake.watching():
             w.mode = "capture"  # never steal another plugin's pipe (tmux-logging…)
+            w.screen = CapturedScreen(info.height, info.width)
             return
         w.mode = "pipe"
         fifo = self.intake.open(info.pane_id)
         batch.pipe_to_fifo(info.pane_id, str(fifo))
 
     def _seed(self, batch: Batch) -> None:
-        """Screens that must come from tmux: new panes, capture-mode panes, after a flood."""
+        """Screens that must come from tmux now: new pipe panes and panes after a flood (with
+        escapes, to go on parsing their bytes), and capture panes not yet captured."""
         now = time.monotonic()
-        want = []
+        want, fresh = [], []
         for w in self.panes.values():
             if w.flooding and now - w.last_byte >= self.config.settle * 2:
                 w.flooding, w.need_seed = False, True
-            if w.mode == "capture" or (w.need_seed and not w.flooding):
+            if w.mode == "capture":
+                if w.need_seed:
+                    fresh.append(w)
+            elif w.need_seed and not w.flooding:
                 want.append(w)
+        if fresh:
+            _, _, screens = self.tmux.listing([w.info.pane_id for w in fresh])
+            for w in fresh:
+                if w.info.pane_id in screens:
+                    w.screen.update(screens[w.info.pane_id], w.info.cursor_y, w.info.title)
+                    w.need_seed = False
         if not want:
             return
         captured = self.tmux.capture([w.info.pane_id for w in want])
         for w in want:
             text = captured.get(w.info.pane_id)
-            if text is None:
-                continue
-            if w.mode == "capture":
-                view = w.screen.rows()
-                seeded = seeded_screen(w.info, text)
-                if seeded.rows() != view or w.screen.title != seeded.title:
-                    w.screen = seeded
-            else:
+            if text is not None:
                 w.screen = seeded_screen(w.info, text)
                 w.need_seed = False
 

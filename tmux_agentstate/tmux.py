@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libtmux
 
 SEP = "\x1f"  # unit separator: cannot appear in tmux's escaped format output
+_MARKER = "\x1fagentstate-capture\x1f"  # starts each pane's block in a batched capture
 PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "window_index",
                "pane_index", "pane_width", "pane_height", "pane_dead", "pane_pipe",
                "alternate_on", "cursor_x", "cursor_y", "pane_active", "window_active",
@@ -154,12 +155,37 @@ class Tmux:
         return self.run(["display-message", "-p", "#{socket_path}"])[0]
 
     def panes_and_clients(self) -> tuple[list[PaneInfo], list[ClientInfo]]:
-        """All panes and clients in one round trip."""
+        """All panes and clients in one round trip (see `listing` to capture screens too)."""
+        panes, clients, _ = self.listing()
+        return panes, clients
+
+    def listing(self, capture: list[str] = ()) -> tuple[list[PaneInfo], list[ClientInfo], dict[str, str]]:
+        """All panes, all clients, and the plain text screens (`capture-pane -p`, as tmux
+        itself renders them) of the `capture` panes: one round trip."""
         pfmt = SEP.join(f"#{{{f}}}" for f in PANE_FIELDS)
         cfmt = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
-        lines = self.run(["list-panes", "-a", "-F", pfmt], ["list-clients", "-F", cfmt])
-        panes, clients = [], []
+        cmds = [["list-panes", "-a", "-F", pfmt], ["list-clients", "-F", cfmt]]
+        for pid in capture:
+            cmds.append(["display-message", "-p", "-t", pid, _MARKER + pid])
+            cmds.append(["capture-pane", "-p", "-t", pid])
+        try:
+            lines = self.run(*cmds)
+        except ServerGone:
+            raise
+        except TmuxError:
+            if not capture:
+                raise
+            # a captured pane vanished since the last listing: list now, capture next time
+            return (*self.listing(())[:2], {})
+        panes, clients, screens = [], [], {}
+        current: list[str] | None = None
         for line in lines:
+            if line.startswith(_MARKER):
+                current = screens.setdefault(line[len(_MARKER):], [])
+                continue
+            if current is not None:
+                current.append(line)
+                continue
             parts = line.split(SEP)
             if parts[0] == "C" and len(parts) == len(CLIENT_FIELDS) + 1:
                 clients.append(ClientInfo(parts[1], parts[2], parts[3] == "1", parts[4], parts[5]))
@@ -172,13 +198,13 @@ class Tmux:
                                           p[15] == "1", p[16], p[17], p[18], p[19]))
                 except ValueError:
                     continue
-        return panes, clients
+        return panes, clients, {k: "\n".join(v) for k, v in screens.items()}
 
     def capture(self, pane_ids: list[str]) -> dict[str, str]:
         """Visible screens with escapes (`capture-pane -p -e`), all panes in one call."""
         if not pane_ids:
             return {}
-        marker = "\x1fagentstate-capture\x1f"
+        marker = _MARKER
         cmds = []
         for pid in pane_ids:
             cmds.append(["display-message", "-p", "-t", pid, marker + pid])

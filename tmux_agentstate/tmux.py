@@ -165,11 +165,8 @@ class Tmux:
         pfmt = SEP.join(f"#{{{f}}}" for f in PANE_FIELDS)
         cfmt = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
         cmds = [["list-panes", "-a", "-F", pfmt], ["list-clients", "-F", cfmt]]
-        for pid in capture:
-            cmds.append(["display-message", "-p", "-t", pid, _MARKER + pid])
-            cmds.append(["capture-pane", "-p", "-t", pid])
         try:
-            lines = self.run(*cmds)
+            lines, screens = self._run_with_captures(cmds, capture, escapes=False)
         except ServerGone:
             raise
         except TmuxError:
@@ -177,15 +174,8 @@ class Tmux:
                 raise
             # a captured pane vanished since the last listing: list now, capture next time
             return (*self.listing(())[:2], {})
-        panes, clients, screens = [], [], {}
-        current: list[str] | None = None
+        panes, clients = [], []
         for line in lines:
-            if line.startswith(_MARKER):
-                current = screens.setdefault(line[len(_MARKER):], [])
-                continue
-            if current is not None:
-                current.append(line)
-                continue
             parts = line.split(SEP)
             if parts[0] == "C" and len(parts) == len(CLIENT_FIELDS) + 1:
                 clients.append(ClientInfo(parts[1], parts[2], parts[3] == "1", parts[4], parts[5]))
@@ -198,19 +188,31 @@ class Tmux:
                                           p[15] == "1", p[16], p[17], p[18], p[19]))
                 except ValueError:
                     continue
-        return panes, clients, {k: "\n".join(v) for k, v in screens.items()}
+        return panes, clients, screens
+
+    def _run_with_captures(self, cmds: list[list[str]], pane_ids, escapes: bool):
+        """Run `cmds`, then capture each pane, in one tmux process. Each capture is preceded
+        by a marker line, so the output splits back into (lines of `cmds`, {pane: screen})."""
+        cmds = list(cmds)
+        for pid in pane_ids:
+            cmds.append(["display-message", "-p", "-t", pid, _MARKER + pid])
+            cmds.append(["capture-pane", "-p", *(["-e"] if escapes else []), "-t", pid])
+        lines, screens, current = [], {}, None
+        for line in self.run(*cmds):
+            if line.startswith(_MARKER):
+                current = screens.setdefault(line[len(_MARKER):], [])
+            elif current is not None:
+                current.append(line)
+            else:
+                lines.append(line)
+        return lines, {k: "\n".join(v) for k, v in screens.items()}
 
     def capture(self, pane_ids: list[str]) -> dict[str, str]:
         """Visible screens with escapes (`capture-pane -p -e`), all panes in one call."""
         if not pane_ids:
             return {}
-        marker = _MARKER
-        cmds = []
-        for pid in pane_ids:
-            cmds.append(["display-message", "-p", "-t", pid, marker + pid])
-            cmds.append(["capture-pane", "-p", "-e", "-t", pid])
         try:
-            lines = self.run(*cmds)
+            return self._run_with_captures([], pane_ids, escapes=True)[1]
         except ServerGone:
             raise
         except TmuxError:  # a pane vanished between list and capture: capture one by one
@@ -221,15 +223,6 @@ class Tmux:
                 except TmuxError:
                     pass
             return out
-        out: dict[str, list[str]] = {}
-        cur = None
-        for line in lines:
-            if line.startswith(marker):
-                cur = line[len(marker):]
-                out[cur] = []
-            elif cur is not None:
-                out[cur].append(line)
-        return {k: "\n".join(v) for k, v in out.items()}
 
     def capture_one(self, pane_id: str) -> dict[str, str]:
         return {pane_id: "\n".join(self.run(["capture-pane", "-p", "-e", "-t", pane_id]))}

@@ -12,10 +12,19 @@ import shlex
 import shutil
 import sys
 
-CLAUDE_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest",
-                 "Notification", "Stop", "StopFailure", "SessionEnd")
+# PostToolUseFailure: an approved command that exits non-zero fires it *instead of* PostToolUse
+# (checked with Claude Code 2.1.332); without it the PermissionRequest report stood until Stop
+CLAUDE_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+                 "PermissionRequest", "Notification", "Stop", "StopFailure", "SessionEnd")
 CODEX_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop")
-WITH_MATCHER = {"PreToolUse", "PostToolUse", "PermissionRequest", "BeforeTool"}
+WITH_MATCHER = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "BeforeTool"}
+# Codex (0.171.0) runs inline hooks only once the user has trusted them: the first launch shows
+# "Hooks need review" (pick "Trust all and continue"; the trust is kept in $CODEX_HOME/config.toml
+# by hash of the hook, so it holds until our hook command changes). Setting this variable to 1
+# skips the review with `--dangerously-bypass-hook-trust` instead, which applies to EVERY hook
+# of that run, a repository's own .codex hooks included: for machines whose hooks are vetted.
+CODEX_BYPASS_ENV = "AGENTSTATE_CODEX_BYPASS_HOOK_TRUST"
+CODEX_BYPASS_FLAG = "--dangerously-bypass-hook-trust"
 
 
 class LaunchError(Exception):
@@ -95,12 +104,20 @@ def _toml_value(value) -> str:
     return json.dumps(value)  # a TOML basic string is a JSON string
 
 
-def codex_args(args: list[str]) -> list[str]:
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def codex_args(args: list[str], environ=None) -> list[str]:
     """Inline `[hooks]` tables through `-c` overrides (one per event; they add to, not replace,
-    hooks.json files)."""
+    hooks.json files). A `-c` override also makes Codex run embedded (no shared app-server
+    daemon for this session; it says so among its startup warnings)."""
+    environ = os.environ if environ is None else environ
     extra = []
     for event, entries in hooks_table("codex", CODEX_EVENTS).items():
         extra += ["-c", f"hooks.{event}={_toml_value(entries)}"]
+    if _truthy(environ.get(CODEX_BYPASS_ENV)) and CODEX_BYPASS_FLAG not in args:
+        extra.append(CODEX_BYPASS_FLAG)
     return extra + list(args)
 
 

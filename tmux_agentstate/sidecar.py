@@ -398,7 +398,9 @@ class Sidecar:
         self.classifications += 1
         match = w.manifest.evaluate(w.screen.take_view())
         wall = time.time()
-        if w.screen_state is not None and match.state != w.screen_state:
+        if w.screen_state is None or match.state != w.screen_state:
+            # first look counts as a change too: a report from before we watched this pane
+            # (a restart) must not beat what the screen shows now; a newer report still does
             w.screen_changed_at = wall
         w.screen_state = match.state
         report = newest(Report.parse(w.info.report), w.session)

@@ -1,0 +1,453 @@
+"""End to end with the REAL agent CLIs (Claude Code 2.1.332, Codex 0.171.0) against the offline
+mock model servers in harness/, launched through `tmux-agentstate launch` in a private tmux
+server, with the sidecar watching. Skipped only when a CLI is not installed where the harness
+keeps it (`scripts/install-agents` installs both).
+
+Each test records what the sidecar published by polling the pane's options every 50 ms, so a
+failure shows the whole sequence (state, source, the hook's last report).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, wait_for
+
+
+def _harness(name: str):
+    spec = importlib.util.spec_from_file_location(f"harness_{name}", ROOT / "harness" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+hclaude = _harness("claude")
+hcodex = _harness("codex")
+
+INSTALL = "run scripts/install-agents"
+needs_claude = pytest.mark.skipif(
+    not hclaude.BIN.exists(),
+    reason=f"Claude Code {hclaude.VERSION} is not installed in {hclaude.PREFIX} ({INSTALL})")
+needs_codex = pytest.mark.skipif(
+    not hcodex.CODEX_BIN.exists(),
+    reason=f"Codex {hcodex.VERSION} is not installed in {hcodex.PREFIX} ({INSTALL})")
+
+INTERVAL = 0.3
+CLAUDE_DIALOG = "Do you want to proceed?"
+CODEX_DIALOG = "Would you like to run the following command"
+CODEX_REVIEW = "Hooks need review"
+
+
+# -- observing the sidecar ------------------------------------------------------------------------
+class Observer:
+    """Polls @agentstate / @agentstate_source / @agentstate_report every 50 ms, keeps changes."""
+
+    OPTIONS = ("@agentstate", "@agentstate_source", "@agentstate_report")
+
+    def __init__(self, server, pane: str):
+        self.server, self.pane = server, pane
+        self.log: list[tuple[float, str, str, str]] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> tuple[str, str, str] | None:
+        fmt = "<" + "|~|".join(f"#{{{o}}}" for o in self.OPTIONS) + ">"  # the output is stripped
+        try:
+            out = self.server.cmd("display-message", "-p", "-t", self.pane, fmt)
+        except RuntimeError:
+            return None
+        parts = (out.strip("<>").split("|~|") + ["", "", ""])[:3]
+        return parts[0], parts[1], parts[2]
+
+    def _run(self) -> None:
+        last = None
+        while not self._stop.is_set():
+            now = self._read()
+            if now is not None and now != last:
+                with self._lock:
+                    self.log.append((time.time(), *now))
+                last = now
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+
+    def entries(self, since: float = 0.0):
+        with self._lock:
+            return [e for e in self.log if e[0] >= since]
+
+    def states(self, since: float = 0.0) -> list[str]:
+        """@agentstate over time, repeats collapsed."""
+        out: list[str] = []
+        for _, state, _, _ in self.entries(since):
+            if state and (not out or out[-1] != state):
+                out.append(state)
+        return out
+
+    def report_events(self, since: float = 0.0) -> list[str]:
+        """The hook events seen in @agentstate_report, in order ("hook:claude:Stop" → "Stop")."""
+        out: list[str] = []
+        for _, _, _, report in self.entries(since):
+            parts = report.split()
+            event = parts[2].rsplit(":", 1)[-1] if len(parts) > 2 else ""
+            if event and (not out or out[-1] != event):
+                out.append(event)
+        return out
+
+    def current(self) -> str:
+        e = self.entries()
+        return e[-1][1] if e else ""
+
+    def wait_state(self, state: str, timeout: float = 20.0) -> float:
+        """Wait until @agentstate is `state`; returns when it was first seen so."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            e = self.entries()
+            if e and e[-1][1] == state:
+                return e[-1][0]
+            time.sleep(0.02)
+        raise AssertionError(f"@agentstate never became {state!r}:\n{self.dump()}")
+
+    def dump(self) -> str:
+        t0 = self.log[0][0] if self.log else 0
+        return "\n".join(f"  +{t - t0:6.2f}s {s or '-':8s} {src or '-':7s} {rep}"
+                         for t, s, src, rep in self.entries())
+
+
+def is_subsequence(want: list[str], seq: list[str]) -> bool:
+    it = iter(seq)
+    return all(any(x == w for x in it) for w in want)
+
+
+# -- an agent in a pane ---------------------------------------------------------------------------
+class AgentPane:
+    def __init__(self, server, argv: list[str], env: dict[str, str], cwd: Path,
+                 rows: int = 36, cols: int = 120):
+        self.server = server
+        # PATH goes on the command line: tmux 3.3a takes a new pane's PATH from the client that
+        # asked for it, not from `new-session -e PATH=…`
+        cmd = "exec env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(argv)
+        name = f"agent{int(time.time() * 1000) % 10**7}"
+        self.pane = server.cmd("new-session", "-d", "-s", name, "-x", str(cols), "-y", str(rows),
+                               "-c", str(cwd), "-P", "-F", "#{pane_id}", cmd)
+
+    def screen(self) -> str:
+        try:
+            return self.server.cmd("capture-pane", "-p", "-t", self.pane)
+        except RuntimeError:
+            return "<pane gone>"
+
+    def wait_text(self, *needles: str, timeout: float = 60.0) -> str:
+        deadline = time.time() + timeout
+        while True:
+            scr = self.screen()
+            if all(n in scr for n in needles):
+                return scr
+            if time.time() > deadline:
+                raise AssertionError(f"never saw {needles} on screen:\n{scr}")
+            time.sleep(0.1)
+
+    def keys(self, *keys: str) -> None:
+        self.server.cmd("send-keys", "-t", self.pane, *keys)
+
+    def type(self, text: str) -> None:
+        for ch in text:  # a bare ";" argument is tmux's command separator
+            self.server.cmd("send-keys", "-t", self.pane, "-l", "\\;" if ch == ";" else ch)
+            time.sleep(0.005)
+        time.sleep(0.4)
+
+
+def launch_argv(agent: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "tmux_agentstate", "launch", agent, *args]
+
+
+def agent_path(bin_dir: Path) -> str:
+    return f"{bin_dir}:{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+
+
+# -- Claude Code ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def claude_mock(tmp_path_factory):
+    mock = hclaude.Mock(tmp_path_factory.mktemp("claude-mock") / "requests.jsonl")
+    yield mock
+    mock.close()
+
+
+def claude_env(tmp_path: Path, mock) -> tuple[dict[str, str], Path]:
+    """A throwaway HOME set up like harness/claude.py's "ready" sessions (onboarded, key
+    approved, project trusted), the env pointing the CLI at the mock."""
+    home, proj = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    proj.mkdir()
+    (proj / "README.md").write_text("# demo\n")
+    (home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark",
+        "customApiKeyResponses": {"approved": [hclaude.KEY[-20:]], "rejected": []},
+        "projects": {str(proj): {"hasTrustDialogAccepted": True}}}))
+    env = {"HOME": str(home), "PATH": agent_path(hclaude.BIN.parent), "TERM": "xterm-256color",
+           "LANG": "C.UTF-8", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
+           "ANTHROPIC_API_KEY": hclaude.KEY, "DISABLE_AUTOUPDATER": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    return env, proj
+
+
+@pytest.fixture
+def claude_launched(tmux_server, sidecar, tmp_path, claude_mock):
+    """The real Claude Code started through `launch claude --permission-mode manual`, idle,
+    with the sidecar watching it and an Observer on its pane."""
+    sidecar(interval=INTERVAL).start()
+    env, proj = claude_env(tmp_path, claude_mock)
+    agent = AgentPane(tmux_server, launch_argv("claude", "--permission-mode", "manual"), env, proj)
+    obs = Observer(tmux_server, agent.pane)
+    try:
+        agent.wait_text("❯", "? for shortcuts", timeout=60)
+        obs.wait_state("idle", timeout=10)
+        yield agent, obs
+    finally:
+        obs.stop()
+        tmux_server.kill()  # Claude gets SIGHUP with its pane; then anything left naming HOME
+        hcodex.kill_pids(hcodex.pids_naming(env["HOME"]))
+
+
+def claude_prompt_with_command(agent: AgentPane, command: str) -> float:
+    agent.type(f"set up the build output RUNCMD {command}")
+    t = time.time()
+    agent.keys("Enter")
+    return t
+
+
+@needs_claude
+def test_claude_launch_hooks_report_working_blocked_working_idle(claude_launched):
+    agent, obs = claude_launched
+    # a command that needs approval and then runs for ~2 s (a bare `sleep` is refused by the CLI)
+    t0 = claude_prompt_with_command(
+        agent, "mkdir -p build && python3 -c 'import time; time.sleep(2)' && touch build/out.txt")
+    t_blocked = obs.wait_state("blocked", timeout=30)
+    assert CLAUDE_DIALOG in agent.wait_text(CLAUDE_DIALOG, timeout=5)
+    time.sleep(0.5)
+    agent.keys("Enter")  # 1. Yes
+    t_approved = time.time()
+    obs.wait_state("working", timeout=10)
+    t_idle = obs.wait_state("idle", timeout=30)
+    time.sleep(0.5)
+    log = obs.dump()
+    states = obs.states(t0)
+    assert is_subsequence(["working", "blocked", "working", "idle"], states), log
+    assert states[-1] == "idle", log
+    # the hooks' reports reached the pane, and the sidecar published one of them as the source
+    events = obs.report_events(t0)
+    assert is_subsequence(["UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop"], events), log
+    assert any(src == "hook" for _, _, src, _ in obs.entries(t0)), log
+    assert obs.entries()[-1][3].startswith("idle ") and obs.entries()[-1][3].endswith(":Stop"), log
+    print(f"\nclaude: blocked {t_blocked - t0:.2f}s after Enter on the prompt; "
+          f"idle {t_idle - t_approved:.2f}s after approval\n{log}")
+
+
+@needs_claude
+def test_claude_failed_command_after_approval_is_reported(claude_launched):
+    """An approved command that fails fires PostToolUseFailure, not PostToolUse: it must be
+    hooked, or the PermissionRequest report stands until the turn ends."""
+    agent, obs = claude_launched
+    t0 = claude_prompt_with_command(agent, "mkdir -p build && python3 -c 'import sys; sys.exit(3)'")
+    obs.wait_state("blocked", timeout=30)
+    agent.wait_text(CLAUDE_DIALOG, timeout=5)
+    time.sleep(0.5)  # a key sent as the dialog appears can be lost
+    agent.keys("Enter")
+    obs.wait_state("idle", timeout=30)
+    time.sleep(0.3)
+    events = obs.report_events(t0)
+    assert is_subsequence(["PermissionRequest", "PostToolUseFailure", "Stop"], events), obs.dump()
+
+
+@needs_claude
+def test_claude_esc_on_permission_prompt_leaves_blocked_within_a_sweep(claude_launched):
+    agent, obs = claude_launched
+    t0 = claude_prompt_with_command(agent, "mkdir -p build && touch build/out.txt")
+    obs.wait_state("blocked", timeout=30)
+    agent.wait_text(CLAUDE_DIALOG, timeout=5)
+    time.sleep(1.0)  # the report and the screen agree on blocked by now
+    assert obs.current() == "blocked"
+    t_esc = time.time()
+    agent.keys("Escape")  # Claude fires no hook for this
+    deadline = t_esc + 5
+    while obs.current() == "blocked" and time.time() < deadline:
+        time.sleep(0.01)
+    left = next((t for t, s, _, _ in obs.entries(t_esc) if s != "blocked"), None)
+    assert left is not None, f"still blocked 5 s after Esc:\n{obs.dump()}"
+    latency = left - t_esc
+    time.sleep(1.0)
+    log = obs.dump()
+    assert obs.current() == "idle", log
+    assert "blocked" not in obs.states(left), log  # and it does not come back
+    # no hook fired on Esc: the last report is still the PermissionRequest one, superseded by
+    # the screen
+    assert obs.entries()[-1][3].startswith("blocked ") and "PermissionRequest" in obs.entries()[-1][3], log
+    print(f"\nclaude Esc: left blocked {latency:.2f}s after the key (sweep {INTERVAL}s)\n{log}")
+    assert latency <= INTERVAL + 1.2, log  # one sweep, plus slack for a loaded CI machine
+
+
+# -- Codex ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def codex_mock(tmp_path_factory):
+    mock = hcodex.Mock(tmp_path_factory.mktemp("codex-mock") / "requests.jsonl")
+    yield mock
+    mock.close()
+
+
+class CodexHome:
+    """A throwaway CODEX_HOME + git project under the agents dir (Codex wants it off /tmp),
+    configured like harness/codex.py's trusted sessions; every process naming it is killed
+    (by PID) at the end."""
+
+    def __init__(self, mock):
+        self.base = hcodex.AGENTS / f"test-codex-{os.getpid()}-{int(time.time() * 1000) % 10**8}"
+        self.home, self.proj = self.base / "home", self.base / "proj"
+        hcodex.make_home(hcodex.Session("test", 30, 100), self.home, self.proj, mock.port)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {"CODEX_HOME": str(self.home), "TERM": "tmux-256color", "LANG": "C.UTF-8",
+                "MOCK_API_KEY": "sk-mock-not-a-real-key", "PATH": agent_path(hcodex.CODEX_BIN.parent),
+                **extra}
+
+    def close(self) -> None:
+        hcodex.kill_pids(hcodex.pids_naming(str(self.home)))
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+@pytest.fixture
+def codex_home(codex_mock):
+    ch = CodexHome(codex_mock)
+    yield ch
+    ch.close()
+
+
+def codex_start(server, ch: CodexHome, **env: str) -> AgentPane:
+    return AgentPane(server, launch_argv("codex"), ch.env(**env), ch.proj, rows=30, cols=100)
+
+
+def codex_submit(agent: AgentPane, obs: Observer, text: str) -> float:
+    """Type a prompt and make sure the turn started (an Enter right after start-up can be
+    swallowed): re-send Enter until the UserPromptSubmit hook or the working state shows."""
+    agent.type(text)
+    t0 = time.time()
+    for _ in range(4):
+        mark = time.time()
+        agent.keys("Enter")
+        end = mark + 4
+        while time.time() < end:
+            if "UserPromptSubmit" in obs.report_events(mark) or "working" in obs.states(mark):
+                return t0
+            time.sleep(0.05)
+    raise AssertionError(f"prompt never submitted:\n{agent.screen()}\n{obs.dump()}")
+
+
+def codex_command_turn(agent: AgentPane, obs: Observer) -> dict:
+    """A turn whose reply asks to run an escalated command: blocked, approve with y, idle."""
+    agent.wait_text("? for shortcuts", timeout=60)
+    obs.wait_state("idle", timeout=15)
+    time.sleep(1.0)
+    t0 = codex_submit(agent, obs, "could you run `mkdir -p dist && cp main.py dist/` for me")
+    t_blocked = obs.wait_state("blocked", timeout=30)
+    agent.wait_text(CODEX_DIALOG, timeout=10)
+    time.sleep(0.5)
+    agent.keys("y")
+    t_idle = obs.wait_state("idle", timeout=30)
+    time.sleep(0.5)
+    return {"t0": t0, "blocked": t_blocked, "idle": t_idle}
+
+
+@needs_codex
+def test_codex_launch_with_bypass_env_reports_blocked_then_idle(tmux_server, sidecar, codex_home):
+    """AGENTSTATE_CODEX_BYPASS_HOOK_TRUST=1: no review dialog, the hooks run from the start."""
+    sidecar(interval=INTERVAL).start()
+    agent = codex_start(tmux_server, codex_home, AGENTSTATE_CODEX_BYPASS_HOOK_TRUST="1")
+    obs = Observer(tmux_server, agent.pane)
+    try:
+        scr = agent.wait_text("? for shortcuts", timeout=60)
+        assert CODEX_REVIEW not in scr
+        t = codex_command_turn(agent, obs)
+        log = obs.dump()
+        assert is_subsequence(["working", "blocked", "idle"], obs.states(t["t0"])), log
+        events = obs.report_events(t["t0"])
+        assert is_subsequence(["UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+                               "Stop"], events), log
+        assert any(rep.startswith("blocked ") and rep.endswith(":PermissionRequest")
+                   for _, s, _, rep in obs.entries(t["t0"]) if s == "blocked"), log
+        assert obs.entries()[-1][3].endswith(":Stop"), log
+        print(f"\ncodex (bypass): blocked {t['blocked'] - t['t0']:.2f}s after Enter\n{log}")
+    finally:
+        obs.stop()
+
+
+@needs_codex
+def test_codex_default_launch_needs_one_time_hook_trust(tmux_server, sidecar, codex_home):
+    """Without the bypass, Codex asks to review our inline hooks once; "Trust all and continue"
+    is kept in CODEX_HOME/config.toml and the hooks run (this launch and the next)."""
+    sidecar(interval=INTERVAL).start()
+    agent = codex_start(tmux_server, codex_home)
+    agent.wait_text(CODEX_REVIEW, "Trust all and continue", timeout=60)
+    agent.keys("Down")
+    time.sleep(0.3)
+    agent.keys("Enter")
+    agent.wait_text("? for shortcuts", timeout=30)
+    config = (codex_home.home / "config.toml").read_text()
+    assert "trusted_hash" in config and "/<session-flags>/config.toml:permission_request" in config
+    obs = Observer(tmux_server, agent.pane)
+    try:
+        t = codex_command_turn(agent, obs)
+        events = obs.report_events(t["t0"])
+        assert is_subsequence(["PermissionRequest", "Stop"], events), obs.dump()
+    finally:
+        obs.stop()
+    # quit; the next launch with the same CODEX_HOME does not ask again
+    tmux_server.cmd("kill-session", "-t", agent.pane)
+    again = codex_start(tmux_server, codex_home)
+    scr = again.wait_text("? for shortcuts", timeout=60)
+    assert CODEX_REVIEW not in scr
+
+
+@needs_codex
+def test_codex_hook_review_dialog_shows_blocked(tmux_server, sidecar, codex_home):
+    sidecar(interval=INTERVAL).start()
+    agent = codex_start(tmux_server, codex_home)
+    agent.wait_text(CODEX_REVIEW, timeout=60)
+    wait_for(lambda: tmux_server.state(agent.pane) == "blocked", timeout=3,
+             message="blocked while the hook review dialog is up")
+
+
+@needs_codex
+def test_codex_restarted_sidecar_does_not_bring_back_an_answered_prompt(tmux_server, sidecar, codex_home):
+    first = sidecar(interval=INTERVAL).start()
+    agent = codex_start(tmux_server, codex_home, AGENTSTATE_CODEX_BYPASS_HOOK_TRUST="1")
+    obs = Observer(tmux_server, agent.pane)
+    try:
+        agent.wait_text("? for shortcuts", timeout=60)
+        obs.wait_state("idle", timeout=15)
+        time.sleep(1.0)
+        codex_submit(agent, obs, "please execute `sleep 10 && ls` thanks")
+        obs.wait_state("blocked", timeout=30)
+        agent.wait_text(CODEX_DIALOG, timeout=10)
+        time.sleep(0.5)
+        agent.keys("y")
+        obs.wait_state("working", timeout=10)  # the approved command runs for 10 s
+        time.sleep(1.0)
+        restart = time.time()
+        first.kill()  # a restart (upgrade, crash, `tmux-agentstate stop; start`)
+        sidecar(interval=INTERVAL).start()
+        time.sleep(2.0)
+        assert "blocked" not in obs.states(restart), obs.dump()
+    finally:
+        obs.stop()

@@ -22,17 +22,22 @@ Replies are scripted by keywords in the LAST user message (case-insensitive), fi
 | a command in backticks, e.g. `ls -la`     | a shell tool call running that command; escalated         |
 |                                           | (`sandbox_permissions: "require_escalated"` + a           |
 |                                           | justification) unless the message says "sandbox"          |
+| look at|which file|where is + a file name | a short reply naming that file (Aider then offers to add  |
+|                                           | it to the chat)                                           |
 | create|edit|patch|write|add + a file name | an `apply_patch` edit adding that file                    |
 | think|ponder|take your time|deliberate    | a delay (--delay-seconds, 40) before the first token      |
 | slowly|in detail|essay|walk me through    | a slow stream: many small deltas over --slow-seconds (25) |
 | ask me|which option|choose between       | a `request_user_input` question tool call (Codex: Plan    |
-|                                           | mode only)                                                |
+|                                           | mode only; opencode: its `question` tool)                 |
 | bug|fix|regression|off-by-one            | a short reply ending "Would you like me to add a          |
 |                                           | regression test?"                                         |
 | anything else                             | a short one-line reply                                    |
 
-Side calls (a request with no user message, title / summary generation, compaction) get a
-short plain reply so nothing hangs.
+Aider appends its edit-format rules ("# *SEARCH/REPLACE block* Rules: …") to the last user
+message; they are cut off before choosing (they contain backticks and file names).
+
+Side calls (a request with no user message, title / summary generation, compaction, Aider's
+commit-message request) get a short plain reply so nothing hangs.
 """
 from __future__ import annotations
 
@@ -90,6 +95,10 @@ def choose(text: str, tool_result: bool) -> dict:
                 "escalate": "sandbox" not in low}
     if re.search(r"\b(ask me|which option|choose between|let me choose)\b", low):
         return {"kind": "ask"}
+    if re.search(r"\b(look at|which file|where is)\b", low):
+        fm = FILE_RE.search(text)
+        if fm:
+            return {"kind": "mention", "file": fm.group(1)}
     if re.search(r"\b(create|edit|patch|write|add)\b", low):
         fm = FILE_RE.search(text)
         if fm:
@@ -118,6 +127,8 @@ def final_text(sc: dict, tool_output: str = "") -> str:
         return "After thinking it over: the approach is sound, no changes needed."
     if kind == "side":
         return "Mock session"
+    if kind == "mention":
+        return f"The code you mean lives in {sc['file']}. I need to see that file before I change it."
     return "Noted. Nothing else to do here."
 
 
@@ -383,6 +394,9 @@ def serve_responses(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
 # ----------------------------------------------------------------------------------------------
 # Chat Completions
 
+AIDER_REMINDER = re.compile(r"\n+# \*SEARCH/REPLACE block\* Rules:|\n+To suggest changes to a file you MUST")
+
+
 def chat_last_user(body: dict) -> tuple[str, bool, str]:
     msgs = body.get("messages") or []
     last_user = ""
@@ -391,6 +405,7 @@ def chat_last_user(body: dict) -> tuple[str, bool, str]:
             c = m.get("content")
             last_user = c if isinstance(c, str) else "".join(
                 p.get("text", "") for p in c or [] if isinstance(p, dict))
+    last_user = AIDER_REMINDER.split(last_user, 1)[0]
     if msgs and msgs[-1].get("role") == "tool":
         c = msgs[-1].get("content")
         return last_user, True, c if isinstance(c, str) else json.dumps(c)
@@ -423,6 +438,17 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
             elif lk == "input":
                 args[k] = patch_for(sc["file"])
         return t["function"]["name"], args
+    if sc["kind"] == "ask":   # opencode's `question` tool takes the same shape as request_user_input
+        t = find_tool(tools, "question", "request_user_input", "ask_user", "askuserquestion",
+                      pattern=r"question|user_input")
+        if t is None:
+            return None
+        return t["function"]["name"], {"questions": [{
+            "id": "approach", "header": "Approach",
+            "question": "Which approach should I take for this change?",
+            "options": [
+                {"label": "Minimal fix", "description": "Touch only the failing code path."},
+                {"label": "Refactor module", "description": "Restructure the module while fixing it."}]}]}
     return None
 
 
@@ -430,11 +456,21 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
     text, tool_result, tool_out = chat_last_user(body)
     sc = choose(text, tool_result)
     tools = body.get("tools") or []
-    call = chat_tool_call(tools, sc) if sc["kind"] in ("command", "patch") else None
+    if any(m.get("role") == "system" and isinstance(m.get("content"), str)
+           and "commit message" in m["content"] for m in body.get("messages") or []):
+        sc = {"kind": "side", "was": sc["kind"]}   # Aider's commit-message side call
+    title_call = not tools and any(
+        isinstance(m.get("content"), str) and "title generator" in m["content"]
+        for m in body.get("messages") or [] if m.get("role") == "system")
+    if title_call:                                  # opencode's session-title side call
+        sc = {"kind": "side", "was": sc["kind"]}
+    call = chat_tool_call(tools, sc) if sc["kind"] in ("command", "patch", "ask") else None
     if sc["kind"] in ("command", "patch") and call is None:
         # no tools (e.g. Aider): answer in text; Aider-style edit blocks are the caller's business
         reply = (f"Run this:\n\n```bash\n{sc['command']}\n```\n" if sc["kind"] == "command"
                  else f"{sc['file']}\n```python\n<<<<<<< SEARCH\n=======\ndef answer():\n    return 42\n>>>>>>> REPLACE\n```\n")
+    elif title_call:
+        reply = title_for(text)
     else:
         reply = final_text(sc, tool_out)
     log({"id": rid, "scenario": sc, "tool_call": call, "last_user": text[-300:]})
@@ -442,6 +478,7 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
     cid = f"chatcmpl-mock-{rid}"
     created = int(time.time())
     pre = f"I'll run `{sc.get('command')}`." if call and sc["kind"] == "command" else (
+        "Before I start, one choice." if call and sc["kind"] == "ask" else
         f"I'll create {sc.get('file')}." if call else "")
     use = {"prompt_tokens": 1200, "completion_tokens": 80, "total_tokens": 1280}
     if not body.get("stream"):

@@ -88,10 +88,16 @@ class _Cells(pyte.Screen):
         for ch in data:
             w = 1 if " " <= ch <= "~" else _width(ch)
             if w <= 0:
-                if w == 0 and cur.x and "\u0300" <= ch <= "\u036f":  # combining accent
-                    prev = line[cur.x - 1]
-                    line[cur.x - 1] = prev._replace(data=prev.data + ch)
-                continue  # zero-width (U+FE0F, U+200D, …) or unprintable: no cell, keep going
+                # zero-width (combining marks, U+FE0F/U+FE0E variation selectors, U+200D):
+                # joins the previous cell, as tmux keeps it; unprintable: dropped. Either way
+                # the rest of the run is drawn (stock pyte stops here and loses it)
+                if w == 0 and cur.x:
+                    x = min(cur.x, cols) - 1
+                    if x and line[x].data == "":  # the stub after a wide character
+                        x -= 1
+                    prev = line[x]
+                    line[x] = prev._replace(data=prev.data + ch)
+                continue
             if cur.x + w > cols:
                 if autowrap:
                     self.dirty.add(cur.y)

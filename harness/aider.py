@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""Capture real Aider fixtures against the mock model server.
+
+    python harness/aider.py install                 # pinned aider-chat in its own venv under /work/agents
+    python harness/aider.py capture [--only NAME]   # run the scenarios, write fixtures/aider/
+    python harness/aider.py list                    # the sessions
+
+Each session runs the real CLI in a private tmux server (harness/tmuxrec.py) with a throwaway
+HOME and project folder under /work/agents, talking to harness/mock_openai.py (chat completions
+SSE; Aider gets no tools, so the mock answers with fenced shell blocks and SEARCH/REPLACE
+blocks, which Aider turns into its own `… [Yes]:` questions). The driver waits on tmux's own
+screen and cursor, and snapshots the full byte prefix so far as fixtures/aider/<name>.raw
+(+ .screen.txt). `--only` takes a session name or a fixture name (the whole session runs; only
+matching fixtures are rewritten). index.toml is merged, not replaced.
+
+Processes: Aider runs as the venv's python (`python3.11 …/bin/aider`). After each session the
+private tmux server is killed and then, by PID, every process whose command line or environment
+names the session's unique HOME (never by process name: other agents run on this machine).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from tmuxrec import Recording  # noqa: E402
+from codex import kill_pids, pids_naming, q  # noqa: E402  (same process hygiene as Codex)
+
+VERSION = "0.86.2"
+AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
+VENV = AGENTS / f"aider-{VERSION}"
+AIDER_BIN = VENV / "bin" / "aider"
+OUT = REPO / "fixtures" / "aider"
+MODEL = "openai/mock-model"
+PROMPT_RE = re.compile(r"^([a-z]+( multi)?)?>( |$)")          # Aider's input prompt: "> ", "diff> ", "ask> "
+QUESTION_RE = re.compile(r"\]: ?\S*\s*$")                  # the tail of "… (Y)es/(N)o [Yes]: "
+SPINNER_RE = re.compile(r"[░█#=]{2}\s+Waiting for ")
+
+
+def install() -> None:
+    if AIDER_BIN.exists():
+        out = subprocess.run([str(AIDER_BIN), "--version"], capture_output=True, text=True).stdout
+        if VERSION in out:
+            print(f"already installed: {out.strip()} in {VENV}")
+            return
+    # aider-chat 0.86 wants Python >=3.10,<3.13: use this interpreter (3.11 here)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", f"aider-chat=={VERSION}"], check=True)
+    print(subprocess.run([str(AIDER_BIN), "--version"], capture_output=True, text=True).stdout)
+
+
+class Mock:
+    def __init__(self, log: Path, slow: float = 22, delay: float = 30):
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "mock_openai.py"), "0", "--log", str(log),
+             "--slow-seconds", str(slow), "--delay-seconds", str(delay)],
+            stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline().split()[1])
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@dataclass
+class Session:
+    name: str
+    rows: int
+    cols: int
+    git: str = "committed"        # "none" (Aider offers git init) | "committed" (files committed)
+    gitignore: bool = True        # .gitignore already lists .aider* (else Aider asks to add it)
+    model_warnings: bool = False  # let Aider show the unknown-model warning + docs-URL question
+    diff_default: bool = False    # model settings make diff the default format: prompt is "> "
+    multiline: bool = False       # --multiline: Enter adds a line, Alt-Enter submits
+    files: dict = field(default_factory=dict)
+    run: Callable = None
+
+
+class Ctx:
+    def __init__(self, sess: Session, rec: Recording, only: str | None, index: dict):
+        self.s, self.rec, self.only, self.index = sess, rec, only, index
+        self.made: list[str] = []
+
+    # tmux's own view ------------------------------------------------------------------------
+    def cursor(self) -> tuple[str, bool, str]:
+        """(cursor row text, cursor visible, whole screen)."""
+        x, y, flag = self.rec.tmux("display-message", "-p", "-t", self.rec.pane,
+                                   "#{cursor_x} #{cursor_y} #{cursor_flag}").split()
+        scr = self.rec.screen()
+        rows = scr.split("\n")
+        row = rows[int(y)] if int(y) < len(rows) else ""
+        return row.rstrip(), flag == "1", scr
+
+    def wait(self, pred: Callable[[str, bool, str], bool], what: str, timeout: float = 60) -> str:
+        end = time.time() + timeout
+        while True:
+            row, vis, scr = self.cursor()
+            if pred(row, vis, scr):
+                return scr
+            if time.time() > end:
+                raise TimeoutError(f"[{self.s.name}] never saw {what}; cursor row={row!r}\n{scr}")
+            time.sleep(0.1)
+
+    def wait_text(self, needle: str, timeout: float = 60) -> str:
+        return self.wait(lambda r, v, s: needle in s, repr(needle), timeout)
+
+    def wait_prompt(self, timeout: float = 90) -> str:
+        """Idle: the cursor sits on Aider's input prompt row and the output went quiet."""
+        scr = self.wait(lambda r, v, s: v and PROMPT_RE.match(r) is not None, "input prompt", timeout)
+        self.rec.settle(0.6, timeout=10)
+        return scr
+
+    def wait_question(self, needle: str, timeout: float = 60) -> str:
+        """Blocked: a `… [Yes]:` question is live (the cursor is on its last row)."""
+        def ok(r, v, s):
+            if not QUESTION_RE.search(r):
+                return False
+            rows = s.rstrip("\n").split("\n")
+            tail = "\n".join(rows[-8:])
+            return needle in tail.replace("\n", "") or needle in tail
+        scr = self.wait(ok, f"question {needle!r}", timeout)
+        self.rec.settle(0.5, timeout=10)
+        return scr
+
+    def prompt(self, text: str) -> None:
+        """Type a prompt at the input row and submit it (the cursor leaves the prompt row)."""
+        self.wait_prompt()
+        self.rec.send(text, literal=True)   # one literal argument: ';' inside is safe
+        time.sleep(0.4)
+        self.rec.send("Enter")
+        self.wait(lambda r, v, s: not (v and PROMPT_RE.match(r)) or text[-10:] not in r,
+                  "prompt submitted", 10)
+
+    def answer(self, keys: str) -> None:
+        if keys:
+            self.rec.send(keys, literal=True)
+            time.sleep(0.2)
+        self.rec.send("Enter")
+
+    # snapshots ------------------------------------------------------------------------------
+    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.5) -> None:
+        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
+        if self.only and self.only != self.s.name and self.only != name:
+            return
+        dest = OUT / f"{name}.raw"
+        facts = self.rec.snapshot(dest, settle=settle)
+        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+        row, vis, _ = self.cursor()
+        print(f"  {name:45s} {state:8s} {kind:24s} {facts['bytes']:7d}B cursor={row!r} vis={vis}",
+              flush=True)
+        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "aider",
+                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
+                            "how": how}
+        self.made.append(name)
+
+
+# ----------------------------------------------------------------------------------------------
+# session scripts
+
+def s_first_80(c: Ctx) -> None:
+    """80x24, no git repo, model warnings on: git-init and docs-URL questions, then a tour."""
+    c.wait_question("No git repo found")
+    c.shot("blocked-git-init", "blocked", "git-init",
+           "no .git in the folder: 'No git repo found, create one …? (Y)es/(N)o [Yes]:' (wraps at 80)")
+    c.answer("")
+    c.wait_question("Open documentation url")
+    c.shot("blocked-open-docs-url", "blocked", "open-url",
+           "unknown model: warning, then 'Open documentation url for more info? … [Yes]:'")
+    c.answer("n")
+    c.wait_prompt()
+    c.shot("idle-start", "idle", "start", "answered the start-up questions; empty 'diff>' prompt")
+    c.prompt("the date parser has a bug with leap years, please fix it")
+    c.wait_text("regression test?")
+    c.wait_prompt()
+    c.shot("idle-reply-question", "idle", "reply-question",
+           "reply ending 'Would you like me to add a regression test?'; back at the prompt")
+    c.prompt("please run `sleep 7 && ls -la` now")
+    c.wait_question("Run shell command?")
+    c.shot("blocked-run-command", "blocked", "run-command",
+           "mock replies with a fenced bash block: 'Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:'")
+    c.answer("")
+    c.wait_text("Running sleep 7")
+    time.sleep(2.5)
+    c.shot("working-command-running", "working", "tool-running",
+           "approved with Enter; `sleep 7 && ls -la` runs (no indicator; cursor on an empty row)",
+           settle=None)
+    c.wait_question("Add command output to the chat?")
+    c.shot("blocked-add-output", "blocked", "add-output",
+           "command finished: 'Add command output to the chat? … [Yes]:' below the answered one")
+    c.answer("n")
+    c.wait_prompt()
+    c.shot("idle-after-reject-output", "idle", "after-reject",
+           "answered n to adding the command output; back at the prompt")
+    c.prompt("please edit main.py to print a header first")
+    c.wait_question("Allow edits to file that has not been added to the chat?")
+    c.shot("blocked-allow-edit", "blocked", "allow-edit",
+           "SEARCH/REPLACE for a repo file not in the chat: 'Allow edits to file … [Yes]:' (wraps at 80)")
+    c.answer("n")
+    c.wait_prompt()
+    c.shot("idle-after-reject-edit", "idle", "after-reject", "answered n to the edit permission")
+    c.prompt("create src/report_utils.py with a formatter")
+    c.wait_question("Create new file?")
+    c.shot("blocked-create-file", "blocked", "create-file",
+           "SEARCH/REPLACE block for a new file: 'Create new file? (Y)es/(N)o [Yes]:'")
+    c.answer("y")
+    c.wait_prompt()
+    c.shot("idle-after-approve-create", "idle", "after-approve",
+           "approved; file written and auto-committed (mock answers the commit-message call)")
+    c.prompt("take your time and think about the cache layout")
+    c.wait(lambda r, v, s: bool(SPINNER_RE.search(s)), "waiting spinner", 20)
+    time.sleep(2)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "mock holds the first token; scanner bar '█░  Waiting for openai/mock-model'", settle=None)
+    c.rec.send("C-c")
+    c.wait_prompt()
+    c.shot("idle-after-interrupt-waiting", "idle", "after-interrupt",
+           "Ctrl-C while waiting for the first token")
+
+
+def s_big_160(c: Ctx) -> None:
+    """160x48, committed repo without .gitignore: gitignore question, file mention, streaming."""
+    c.wait_question("to .gitignore")
+    c.shot("blocked-gitignore", "blocked", "gitignore",
+           "git repo without .aider* ignored: 'Add .aider* to .gitignore (recommended)? (Y)es/(N)o [Yes]:'")
+    c.answer("y")
+    c.wait_prompt()
+    c.shot("idle-start", "idle", "start", "fresh start after the .gitignore question; 'diff>' prompt")
+    c.prompt("where is the settings loader? look at config/settings.py please")
+    c.wait_question("Add file to the chat?")
+    c.shot("blocked-add-file", "blocked", "add-file",
+           "reply names a tracked file not in the chat: 'Add file to the chat? … [Yes]:'")
+    c.answer("y")
+    c.wait_prompt()
+    c.shot("idle-after-add-file", "idle", "after-approve",
+           "added the file; prompt now lists it above 'diff>'")
+    c.prompt("walk me through the scheduler slowly")
+    c.wait_text("careful walk-through")
+    time.sleep(4)
+    c.shot("working-streaming", "working", "streaming",
+           "slow streamed reply, 4 s in: text only, cursor hidden on the live text", settle=None)
+    time.sleep(6)
+    c.shot("working-streaming-late", "working", "streaming", "same reply 10 s in", settle=None)
+    c.wait_prompt()
+    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished; prompt back")
+    c.prompt("run `sleep 9; echo build finished` please")
+    c.wait_question("Run shell command?")
+    c.shot("blocked-run-command", "blocked", "run-command",
+           "shell command question at 160 columns, after earlier answered questions")
+    c.answer("y")
+    c.wait_text("Running sleep 9")
+    time.sleep(4)
+    c.shot("working-command-running", "working", "tool-running",
+           "approved with y; the 9 s command runs", settle=None)
+    c.wait_question("Add command output to the chat?")
+    c.answer("y")
+    c.wait_prompt()
+    c.shot("idle-after-approve-output", "idle", "after-approve",
+           "added the command output to the chat ('Added N lines of output')")
+    c.prompt("there's an off-by-one in the pager, can you fix it")
+    c.wait_text("regression test?")
+    c.wait_prompt()
+    c.shot("idle-reply-question", "idle", "reply-question",
+           "reply ending with a question (160 columns)")
+    c.prompt("explain the token refresh flow in detail")
+    c.wait_text("careful walk-through")
+    time.sleep(3)
+    c.rec.send("C-c")
+    c.wait_prompt()
+    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Ctrl-C while the reply streamed")
+    c.prompt("please ponder whether the API needs pagination")
+    c.wait(lambda r, v, s: bool(SPINNER_RE.search(s)), "waiting spinner", 20)
+    time.sleep(5)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "scanner bar 5 s into the wait (160 columns)", settle=None)
+    c.rec.send("C-c")
+    c.wait_prompt()
+
+
+def s_mid_100(c: Ctx) -> None:
+    """100x30, diff is the model's default format (plain '> ' prompt): URL and rejections."""
+    c.wait_prompt()
+    c.shot("idle-start", "idle", "start", "model settings make diff the default: plain '> ' prompt")
+    c.prompt("the spec is at https://example.com/docs/api-v2.html so follow it")
+    c.wait_question("Add URL to the chat?")
+    c.shot("blocked-add-url", "blocked", "add-url",
+           "prompt contains a URL: 'Add URL to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:'")
+    c.answer("n")
+    c.wait_prompt()
+    c.shot("idle-after-reject-url", "idle", "after-reject", "answered n to the URL; short reply")
+    c.prompt("execute `git log --oneline | head -3` for me")
+    c.wait_question("Run shell command?")
+    c.shot("blocked-run-command", "blocked", "run-command", "shell command question (100 columns)")
+    c.answer("n")
+    c.wait_prompt()
+    c.shot("idle-after-reject-command", "idle", "after-reject", "answered n to running the command")
+    c.prompt("write tests/test_parser.py covering the edge cases")
+    c.wait_question("Create new file?")
+    c.rec.send("y", literal=True)
+    time.sleep(0.5)
+    c.shot("blocked-create-file-typed", "blocked", "create-file",
+           "'Create new file? … [Yes]: y' typed but Enter not pressed yet")
+    c.rec.send("Enter")
+    c.wait_prompt()
+    c.prompt("take your time and deliberate on the storage format")
+    c.wait(lambda r, v, s: bool(SPINNER_RE.search(s)), "waiting spinner", 20)
+    time.sleep(1.5)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "scanner bar with a plain '> ' prompt above (100 columns)", settle=None)
+    c.wait_prompt(timeout=60)
+    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived and finished")
+
+
+def s_multi_120(c: Ctx) -> None:
+    """120x36, --multiline (prompt 'diff multi>', Alt-Enter submits): draft, Ctrl-C in a command."""
+    c.wait_prompt()
+    c.shot("idle-start-multiline", "idle", "start", "--multiline: prompt reads 'diff multi>'")
+    c.rec.send("refactor the exporter so that it streams rows", literal=True)
+    time.sleep(0.5)
+    c.shot("idle-draft-input", "idle", "draft", "a draft typed at the prompt, not submitted")
+    c.rec.send("C-u")
+    time.sleep(0.3)
+    c.rec.send("please run `sleep 15 && du -sh .` for me", literal=True)
+    time.sleep(0.4)
+    c.rec.send("Escape", "Enter")        # Alt-Enter submits in multiline mode
+    c.wait_question("Run shell command?")
+    c.shot("blocked-run-command", "blocked", "run-command", "shell command question (120 columns, multiline mode)")
+    c.answer("y")
+    c.wait_text("Running sleep 15")
+    time.sleep(3)
+    c.shot("working-command-running", "working", "tool-running", "the 15 s command runs", settle=None)
+    c.rec.send("C-c")
+    c.wait(lambda r, v, s: (v and PROMPT_RE.match(r) is not None) or bool(QUESTION_RE.search(r)),
+           "prompt or question after Ctrl-C", 30)
+    c.rec.settle(0.6)
+    row, _, _ = c.cursor()
+    if QUESTION_RE.search(row):
+        c.shot("blocked-add-output-after-interrupt", "blocked", "add-output",
+               "Ctrl-C during the command: Aider still offers to add its (partial) output")
+        c.answer("n")
+        c.wait_prompt()
+    c.shot("idle-after-interrupt-command", "idle", "after-interrupt", "Ctrl-C while the command ran")
+
+
+SESSIONS = [
+    Session("first-80", 24, 80, git="none", gitignore=False, model_warnings=True, run=s_first_80),
+    Session("big-160", 48, 160, gitignore=False, run=s_big_160,
+            files={"config/settings.py": "DEBUG = False\nTIMEOUT = 30\n"}),
+    Session("mid-100", 30, 100, diff_default=True, run=s_mid_100),
+    Session("multi-120", 36, 120, multiline=True, run=s_multi_120),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+def make_dirs(sess: Session, home: Path, proj: Path) -> None:
+    home.mkdir(parents=True)
+    proj.mkdir(parents=True)
+    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
+    for rel, text in sess.files.items():
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text(text)
+    if sess.gitignore:
+        (proj / ".gitignore").write_text(".aider*\n")
+    if sess.git != "none":
+        git = ["git", "-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid"]
+        subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+        subprocess.run(git + ["add", "."], cwd=proj, check=True)
+        subprocess.run(git + ["commit", "-qm", "initial"], cwd=proj, check=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Fixture\n\temail = fixture@example.invalid\n")
+    if sess.diff_default:
+        (home / ".aider.model.settings.yml").write_text(f"- name: {MODEL}\n  edit_format: diff\n")
+
+
+def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
+    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
+    base = AGENTS / f"aider-run-{stamp}"
+    home = AGENTS / f"aider-home-{stamp}"
+    proj = base / "proj"
+    make_dirs(sess, home, proj)
+    env = {"HOME": str(home), "OPENAI_API_BASE": f"http://127.0.0.1:{mock.port}/v1",
+           "OPENAI_API_KEY": "sk-mock-not-a-real-key", "TERM": "tmux-256color", "LANG": "C.UTF-8",
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    cmd = [str(AIDER_BIN), "--model", MODEL, "--no-check-update", "--no-show-release-notes",
+           "--analytics-disable"]
+    if not sess.diff_default:
+        cmd += ["--edit-format", "diff"]
+    if not sess.model_warnings:
+        cmd += ["--no-show-model-warnings"]
+    if sess.multiline:
+        cmd += ["--multiline"]
+    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
+    rec = Recording(base / "rec", cmd, rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
+    ctx = Ctx(sess, rec, only, index)
+    try:
+        sess.run(ctx)
+    except Exception as e:  # keep the other sessions going; the error is in the report
+        print(f"!! session {sess.name} failed: {e}", flush=True)
+        (base / "error.txt").write_text(str(e))
+    finally:
+        rec.close()
+        kill_pids(pids_naming(str(home)))
+        time.sleep(0.3)
+        left = pids_naming(str(home))
+        if left:
+            print(f"!! still alive after kill: {left}", flush=True)
+        shutil.rmtree(home, ignore_errors=True)
+    return ctx.made
+
+
+def load_index() -> dict:
+    path = OUT / "index.toml"
+    if not path.exists():
+        return {}
+    import tomllib
+    data = tomllib.loads(path.read_text())
+    return {Path(f["file"]).stem: f for f in data.get("fixture", [])}
+
+
+def write_index(index: dict) -> None:
+    out = ["# Real Aider captures; written by harness/aider.py (do not edit by hand).",
+           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
+    for name in sorted(index):
+        f = index[name]
+        if not (OUT / f["file"]).exists():
+            continue
+        out.append("[[fixture]]")
+        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
+            out.append(f"{k} = {q(f[k])}")
+        out.append("")
+    (OUT / "index.toml").write_text("\n".join(out))
+
+
+def capture(only: str | None) -> None:
+    if not AIDER_BIN.exists():
+        install()
+    OUT.mkdir(parents=True, exist_ok=True)
+    logs = AGENTS / "aider-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    mock = Mock(logs / f"mock-{int(time.time())}.jsonl")
+    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
+    index = load_index()
+    try:
+        for sess in SESSIONS:
+            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
+                continue
+            run_session(sess, mock, only, index)
+            write_index(index)
+    finally:
+        mock.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install")
+    c = sub.add_parser("capture")
+    c.add_argument("--only", help="a session name or a fixture name")
+    sub.add_parser("list")
+    a = ap.parse_args()
+    if a.cmd == "install":
+        install()
+    elif a.cmd == "capture":
+        capture(a.only)
+    else:
+        for s in SESSIONS:
+            print(f"{s.name:12s} {s.cols}x{s.rows} git={s.git} gitignore={s.gitignore} "
+                  f"warnings={s.model_warnings} diff_default={s.diff_default}")
+
+
+if __name__ == "__main__":
+    main()

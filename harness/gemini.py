@@ -1,0 +1,603 @@
+#!/usr/bin/env python3
+"""Capture real Gemini CLI fixtures against the mock Gemini API server.
+
+    python harness/gemini.py install                 # npm install the pinned @google/gemini-cli
+    python harness/gemini.py capture [--only NAME]   # run the scenarios, write fixtures/gemini/
+    python harness/gemini.py list                    # the sessions
+
+Each session runs the real CLI in a private tmux server (harness/tmuxrec.py) with a throwaway
+HOME and project folder under /work/agents, talking to harness/mock_gemini.py through
+GOOGLE_GEMINI_BASE_URL. It drives the CLI with keys, waits on tmux's own screen and title for
+the state, and snapshots the full byte prefix so far as fixtures/gemini/<name>.raw
+(+ .screen.txt, tmux's `capture-pane -p`). `--only` takes a session name or a fixture name
+(the whole session runs; only matching fixtures are rewritten). index.toml is merged.
+
+Processes: `gemini` (node) re-execs itself as a child `node --max-old-space-size=… gemini`
+that can outlive the pane. After each session every process whose command line or
+environment names that session's unique HOME is killed by PID (never by name).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from tmuxrec import Recording  # noqa: E402
+
+VERSION = "0.61.0"
+AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
+PREFIX = AGENTS / f"gemini-{VERSION}"
+GEMINI_BIN = PREFIX / "node_modules" / ".bin" / "gemini"
+OUT = REPO / "fixtures" / "gemini"
+OSC_RE = re.compile(rb"\x1b\](\d+);(.*?)(?:\x07|\x1b\\)", re.S)
+READY, WORKING, ACTION = "◇  Ready", "✦  Working", "✋  Action Required"
+
+
+def install() -> None:
+    if GEMINI_BIN.exists():
+        out = subprocess.run([str(GEMINI_BIN), "--version"], capture_output=True, text=True).stdout
+        if VERSION in out:
+            print(f"already installed: {out.strip()} in {PREFIX}")
+            return
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(PREFIX),
+                    f"@google/gemini-cli@{VERSION}"], check=True)
+    print(subprocess.run([str(GEMINI_BIN), "--version"], capture_output=True, text=True).stdout)
+
+
+def last_title(raw: bytes) -> str | None:
+    title = None
+    for m in OSC_RE.finditer(raw):
+        if m.group(1) in (b"0", b"2"):
+            title = m.group(2).decode("utf-8", "replace").rstrip()
+    return title
+
+
+class Mock:
+    def __init__(self, log: Path):
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "mock_gemini.py"), "0", "--log", str(log),
+             "--slow-seconds", "26", "--delay-seconds", "35"],
+            stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline().split()[1])
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def pids_naming(needle: str) -> list[int]:
+    """PIDs of processes whose cmdline or environment contains `needle` (our unique dir)."""
+    out, nb = [], needle.encode()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if nb in (d / "cmdline").read_bytes() or nb in (d / "environ").read_bytes():
+                out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
+def kill_pids(pids: list[int]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for p in pids:
+            try:
+                os.kill(p, sig)
+                alive.append(p)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            return
+        time.sleep(0.7)
+        pids = [p for p in alive if Path(f"/proc/{p}").exists()]
+
+
+def snapshot(rec: Recording, dest: Path, settle: float | None) -> dict:
+    """Copy the byte prefix to `dest` with tmux's screen for exactly that prefix.
+
+    A settled shot waits for the stream to go quiet (Recording.snapshot). A working screen never
+    goes quiet (spinners redraw every 80 ms), and copying the bytes and then asking tmux for its
+    screen can straddle a redraw (the .screen.txt then shows the next spinner frame). So: wait
+    for a >=40 ms window in which the piped file does not grow around capture-pane, and keep
+    exactly the bytes seen in that window."""
+    if settle:
+        return rec.snapshot(dest, settle=settle)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        n0 = rec.raw.stat().st_size
+        scr = rec.screen()
+        time.sleep(0.04)
+        if rec.raw.stat().st_size == n0:
+            dest.write_bytes(rec.raw.read_bytes()[:n0])
+            return {"bytes": n0, "tmux_screen": scr, "title": rec.title()}
+        time.sleep(0.013)
+    raise TimeoutError(f"no quiet 40 ms window to snapshot {dest.name}")
+
+
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class Session:
+    name: str
+    rows: int
+    cols: int
+    trusted: bool = True       # folder in ~/.gemini/trustedFolders.json
+    auth: bool = True          # settings.json selects gemini-api-key (else the auth dialog)
+    env_key: bool = True       # GEMINI_API_KEY in the environment
+    truecolor: bool = False    # COLORTERM=truecolor (no "True color not detected" warning)
+    project: str = "proj"
+    run: Callable = None
+    shots: list[str] = field(default_factory=list)
+
+
+class Ctx:
+    def __init__(self, sess: Session, rec: Recording, only: str | None, index: dict):
+        self.s, self.rec, self.only, self.index = sess, rec, only, index
+        self.made: list[str] = []
+
+    def wait(self, pred: Callable[[str, str], bool], what: str, timeout: float = 60) -> str:
+        end = time.time() + timeout
+        while True:
+            scr, title = self.rec.screen(), self.rec.title()
+            if pred(scr, title):
+                return scr
+            if time.time() > end:
+                raise TimeoutError(f"[{self.s.name}] never saw {what}; title={title!r}\n{scr}")
+            time.sleep(0.1)
+
+    def wait_text(self, needle: str, timeout: float = 60) -> str:
+        return self.wait(lambda s, t: needle in s, repr(needle), timeout)
+
+    def wait_title(self, prefix: str, timeout: float = 60) -> str:
+        return self.wait(lambda s, t: t.startswith(prefix), f"title {prefix!r}", timeout)
+
+    def wait_idle(self, timeout: float = 90) -> str:
+        """Composer up, title Ready, no 'esc to cancel' working row."""
+        scr = self.wait(lambda s, t: t.startswith(READY) and "Type your message" in s
+                        and "esc to cancel" not in s, "idle", timeout)
+        self.rec.settle(0.8, timeout=10)
+        return scr
+
+    def prompt(self, text: str) -> None:
+        """Type a prompt; make sure it was submitted (the title left Ready)."""
+        for ch in text:
+            self.rec.send("\\;" if ch == ";" else ch, literal=True)
+            time.sleep(0.01)
+        time.sleep(0.5)
+        for _ in range(3):
+            mark = self.rec.raw.stat().st_size
+            self.rec.send("Enter")
+            end = time.time() + 5
+            while time.time() < end:
+                raw = self.rec.raw.read_bytes()[mark:]
+                if "✦  Working".encode() in raw or "✋  Action".encode() in raw:
+                    return
+                time.sleep(0.1)
+        raise TimeoutError(f"[{self.s.name}] prompt never submitted: {text!r}\n{self.rec.screen()}")
+
+    def key(self, *keys: str, pause: float = 0.35) -> None:
+        for k in keys:
+            self.rec.send(k)
+            time.sleep(pause)
+
+    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.6) -> None:
+        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
+        if self.only and self.only != self.s.name and self.only != name:
+            return
+        dest = OUT / f"{name}.raw"
+        facts = snapshot(self.rec, dest, settle)
+        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+        print(f"  {name:44s} {state:8s} {kind:24s} {facts['bytes']:7d}B "
+              f"title={last_title(dest.read_bytes())!r}", flush=True)
+        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "gemini",
+                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
+                            "how": how}
+        self.made.append(name)
+
+
+# ----------------------------------------------------------------------------------------------
+# session scripts
+
+def s_first_run_80(c: Ctx) -> None:
+    """80x24, nothing configured: trust, auth method, API key, then the basic states."""
+    c.wait_text("Do you trust the files in this folder")
+    c.shot("blocked-trust-folder", "blocked", "trust-folder",
+           "first run, folder not in trustedFolders.json: trust dialog (title still 'Ready')")
+    c.rec.send("Enter")
+    c.wait_text("How would you like to authenticate")
+    c.shot("blocked-auth-method", "blocked", "auth-method",
+           "no auth type in settings.json: 'Get started' auth method choice (title still 'Ready')")
+    c.rec.send("Enter")
+    c.wait_text("Enter Gemini API Key")
+    c.shot("blocked-api-key", "blocked", "api-key",
+           "chose 'Use Gemini API Key'; the key entry box, prefilled from GEMINI_API_KEY")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "submitted the key; empty composer")
+    c.prompt("could you run `sleep 7; ls -la` for me")
+    c.wait_text("Allow execution of")
+    c.shot("blocked-shell", "blocked", "shell-permission",
+           "mock calls run_shell_command; 'Allow execution of [Shell]?' dialog")
+    c.rec.send("Enter")
+    c.wait_text("esc to cancel")
+    time.sleep(2.5)
+    c.shot("working-tool-running", "working", "tool-running",
+           "approved with Enter (Allow once); `sleep 7; ls -la` running", settle=None)
+    c.wait_idle()
+    c.shot("idle-after-approve", "idle", "after-approve", "the command ran; mock sent the final text")
+    c.prompt("there is an off-by-one bug in main.py, can you fix it")
+    c.wait_text("regression test?")
+    c.wait_idle()
+    c.shot("idle-reply-question", "idle", "reply-question",
+           "ordinary reply ending with 'Would you like me to add a regression test?'")
+    c.prompt("walk me through the startup code slowly")
+    c.wait_text("careful walk-through")
+    time.sleep(3)
+    c.shot("working-streaming", "working", "streaming",
+           "slow streamed reply (small chunks over ~26 s), 3 s in", settle=None)
+    time.sleep(3)
+    c.rec.send("Escape")
+    c.wait_text("Request cancelled")
+    c.wait_idle()
+    c.shot("idle-after-interrupt", "idle", "after-interrupt",
+           "pressed Esc while the reply streamed: 'Request cancelled.'")
+
+
+def s_big_160(c: Ctx) -> None:
+    """160x48, pre-trusted with auth: first token wait, reject an edit, answer ask_user."""
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "pre-trusted folder, auth in settings.json; fresh start")
+    c.prompt("take your time and think about the cache invalidation design")
+    c.wait_text("esc to cancel")
+    time.sleep(3)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "mock holds the stream (headers sent, no chunk) before the first token", settle=None)
+    time.sleep(4)
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt-waiting", "idle", "after-interrupt",
+           "pressed Esc while waiting for the first token")
+    c.prompt("please create docs/CHANGELOG.md with a release entry")
+    c.wait_text("Apply this change?")
+    c.shot("blocked-edit", "blocked", "edit-permission",
+           "mock calls write_file for a new file: WriteFile diff + 'Apply this change?'")
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-reject-esc", "idle", "after-reject",
+           "rejected the write with Esc: '→ Rejected', 'Request cancelled.'")
+    c.prompt("let me choose between two designs for the cache layer first")
+    c.wait_text("Enter to select")
+    c.shot("blocked-ask-user", "blocked", "question",
+           "mock calls the ask_user tool: 'Answer Questions' picker")
+    c.key("Down")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-after-answer", "idle", "after-reply",
+           "picked option 2 in the ask_user picker; mock sent the final text")
+
+
+def s_tools_160(c: Ctx) -> None:
+    """160x48 again (a separate session keeps each byte prefix short): long tool, slow stream."""
+    c.wait_idle()
+    c.prompt("please run `sleep 14 && echo integration suite finished` now")
+    c.wait_text("Allow execution of")
+    c.shot("blocked-shell", "blocked", "shell-permission",
+           "shell permission for a long command (160 columns)")
+    c.key("Down")
+    c.rec.send("Enter")
+    c.wait_text("esc to cancel")
+    time.sleep(3)
+    c.shot("working-tool-running", "working", "tool-running",
+           "approved with 'Allow for this session'; the 14 s command runs", settle=None)
+    time.sleep(5)
+    c.shot("working-tool-running-late", "working", "tool-running",
+           "same command 8 s into its run", settle=None)
+    c.wait_idle()
+    c.shot("idle-after-approve", "idle", "after-approve", "the long command finished")
+    c.prompt("explain in detail how the retry loop in main.py behaves")
+    c.wait_text("careful walk-through")
+    time.sleep(8)
+    c.shot("working-streaming", "working", "streaming",
+           "slow streamed reply, 8 s after the first chunk", settle=None)
+    c.wait_idle()
+    c.shot("idle-after-stream", "idle", "after-reply", "the slow reply finished streaming")
+
+
+def s_wait_80(c: Ctx) -> None:
+    """80x24 pre-trusted: a draft in the composer, first-token wait, the web_fetch dialog."""
+    c.wait_idle()
+    for ch in "refactor the parser into smaller functions":
+        c.rec.send(ch, literal=True)
+        time.sleep(0.02)
+    c.rec.settle(0.6)
+    c.shot("idle-draft-input", "idle", "draft-input", "a prompt typed into the composer, not submitted")
+    for _ in range(60):      # clear the draft
+        c.rec.send("BSpace")
+        time.sleep(0.01)
+    c.wait_text("Type your message", 10)
+    c.prompt("please deliberate on whether the queue needs back-pressure")
+    c.wait_text("esc to cancel")
+    time.sleep(5)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "mock holds the stream before the first token (80 columns, 5 s in)", settle=None)
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.prompt("fetch https://example.com/changelog and summarise it")
+    c.wait_text("Do you want to proceed?")
+    c.shot("blocked-fetch", "blocked", "fetch-permission",
+           "mock calls web_fetch: 'Do you want to proceed?' with the URL to fetch")
+    c.rec.send("Enter")
+    c.wait_idle(timeout=120)
+    c.shot("idle-after-fetch", "idle", "after-approve",
+           "allowed the fetch once; it failed offline and the mock sent the final text")
+
+
+def s_untrusted_90(c: Ctx) -> None:
+    """90x28, folder NOT trusted ('Don't trust'): dialogs lose their session-wide options."""
+    c.wait_text("Do you trust the files in this folder")
+    c.key("Down", "Down")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-start-untrusted", "idle", "start", "chose 'Don't trust' in the trust dialog")
+    c.prompt("please run `sleep 6; date -u` and tell me")
+    c.wait_text("Allow execution of")
+    c.shot("blocked-shell-untrusted", "blocked", "shell-permission",
+           "untrusted folder: the Shell dialog has only 'Allow once' and 'No, suggest changes'")
+    c.rec.send("Enter")
+    c.wait_text("esc to cancel")
+    time.sleep(2)
+    c.shot("working-tool-running", "working", "tool-running", "approved; `sleep 6` runs", settle=None)
+    c.wait_idle()
+    c.prompt("ask me which option to use for the database")
+    c.wait_text("Enter to select")
+    c.key("Down", "Down")
+    c.rec.send("Enter")
+    c.wait_text("Enter to submit")
+    c.shot("blocked-ask-user-custom", "blocked", "question",
+           "ask_user: chose 'Enter a custom value'; footer 'Enter to submit · Esc to cancel'")
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-ask-cancel", "idle", "after-reject", "cancelled the question with Esc")
+
+
+def s_mid_120(c: Ctx) -> None:
+    """120x36, untrusted but auth configured: trust parent, reject shell via 'No', approve edit."""
+    c.wait_text("Do you trust the files in this folder")
+    c.shot("blocked-trust-folder", "blocked", "trust-folder", "trust dialog (120 columns)")
+    c.key("Down")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-start-trusted-parent", "idle", "start", "chose 'Trust parent folder'; composer up")
+    c.prompt("now run `git status --short > status.txt` and show me")
+    c.wait_text("Allow execution of")
+    c.shot("blocked-shell", "blocked", "shell-permission", "shell permission dialog (120 columns)")
+    c.key("Down", "Down")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-after-reject-no", "idle", "after-reject",
+           "rejected with option 3 'No, suggest changes' (arrows + Enter)")
+    c.prompt("write a small test in tests/test_dates.py")
+    c.wait_text("Apply this change?")
+    c.shot("blocked-edit", "blocked", "edit-permission", "write_file permission (120 columns)")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-after-approve-edit", "idle", "after-approve", "approved the write with Enter")
+    c.prompt("the date parser has a leap year bug, please fix it")
+    c.wait_text("regression test?")
+    c.wait_idle()
+    c.shot("idle-reply-question", "idle", "reply-question",
+           "reply ending with 'Would you like me to add a regression test?' (120 columns)")
+    c.prompt("ask me which option to use for the log format")
+    c.wait_text("Enter to select")
+    c.shot("blocked-ask-user", "blocked", "question", "ask_user picker (120 columns)")
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-ask-cancel", "idle", "after-reject", "cancelled the ask_user picker with Esc")
+
+
+def s_auth_100(c: Ctx) -> None:
+    """100x30, trusted folder but no auth and no GEMINI_API_KEY: auth choice + empty key box."""
+    scr = c.wait_text("How would you like to authenticate")
+    c.rec.settle(0.6)
+    c.shot("blocked-auth-method", "blocked", "auth-method",
+           "trusted folder, no auth in settings and no GEMINI_API_KEY: auth method choice")
+    for _ in range(4):
+        if re.search(r"● \d\. Use Gemini API Key", scr):
+            break
+        c.key("Down")
+        scr = c.rec.screen()
+    c.rec.send("Enter")
+    c.wait_text("Enter Gemini API Key")
+    c.rec.settle(0.6)
+    c.shot("blocked-api-key-empty", "blocked", "api-key", "API key entry box, empty")
+    for ch in "AIzaMockKeyForOfflineTests0123":
+        c.rec.send(ch, literal=True)
+        time.sleep(0.02)
+    c.rec.settle(0.6)
+    c.shot("blocked-api-key-typed", "blocked", "api-key", "API key typed into the box, not yet submitted")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "key stored; composer up")
+    c.prompt("please run `sleep 9 && du -sh .` in the project")
+    c.wait_text("Allow execution of")
+    c.rec.send("Enter")
+    c.wait_text("esc to cancel")
+    time.sleep(2)
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt-tool", "idle", "after-interrupt",
+           "approved a `sleep 9` command, then pressed Esc while it ran")
+    c.prompt("hello, what can you do?")
+    c.wait_idle()
+    c.shot("idle-after-reply", "idle", "after-reply", "a short one-line reply")
+
+
+def s_small_70(c: Ctx) -> None:
+    """70x20 pre-trusted, true colour: replace edit, wrapped shell dialog, stream at small size."""
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "70x20, COLORTERM=truecolor; fresh start")
+    c.prompt("edit main.py: replace the print call please")
+    c.wait_text("Apply this change?")
+    c.shot("blocked-edit-replace", "blocked", "edit-permission",
+           "mock calls replace on an existing file: Edit diff + 'Apply this change?' (small pane)")
+    c.key("Down", "Down", "Down")
+    c.rec.send("Enter")
+    c.wait_idle()
+    c.shot("idle-after-reject-no", "idle", "after-reject", "rejected the edit with option 4 'No'")
+    c.prompt("execute `find . -name '*.py' -newer README.md -print > changed-files.txt` thanks")
+    c.wait_text("Allow execution of")
+    c.shot("blocked-shell-wrapped", "blocked", "shell-permission",
+           "shell dialog for a long command wrapped at 70 columns")
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the command with Esc")
+    c.prompt("could you explain in detail what changed-files.txt will contain")
+    c.wait_text("careful walk-through")
+    time.sleep(12)
+    c.shot("working-streaming-late", "working", "streaming",
+           "slow reply ~12 s in, text fills the small pane", settle=None)
+    c.wait_idle()
+
+
+SESSIONS = [
+    Session("first-run-80", 24, 80, trusted=False, auth=False, project="webshop"),
+    Session("big-160", 48, 160, truecolor=False, project="cache-service"),
+    Session("tools-160", 48, 160, project="build-tools"),
+    Session("wait-80", 24, 80, truecolor=True, project="queue_worker"),
+    Session("mid-120", 36, 120, trusted=False, project="date_utils"),
+    Session("untrusted-90", 28, 90, trusted=False, project="tokenizer"),
+    Session("auth-100", 30, 100, auth=False, env_key=False, project="ledger"),
+    Session("small-70", 20, 70, truecolor=True, project="scratchpad"),
+]
+RUNS = {"first-run-80": s_first_run_80, "big-160": s_big_160, "tools-160": s_tools_160,
+        "wait-80": s_wait_80, "mid-120": s_mid_120, "untrusted-90": s_untrusted_90,
+        "auth-100": s_auth_100, "small-70": s_small_70}
+
+
+def make_home(sess: Session, home: Path, proj: Path) -> None:
+    gdir = home / ".gemini"
+    gdir.mkdir(parents=True)
+    proj.mkdir(parents=True)
+    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
+    (proj / "README.md").write_text("# demo\n")
+    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+    settings: dict = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                      "privacy": {"usageStatisticsEnabled": False}}
+    if sess.auth:
+        settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+    (gdir / "settings.json").write_text(json.dumps(settings, indent=2))
+    if sess.trusted:
+        (gdir / "trustedFolders.json").write_text(json.dumps({str(proj): "TRUST_FOLDER"}))
+
+
+def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
+    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
+    base = AGENTS / f"gemini-run-{stamp}"
+    home = base / "home"
+    proj = base / sess.project
+    make_home(sess, home, proj)
+    env = {"HOME": str(home), "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{mock.port}",
+           "TERM": "tmux-256color", "LANG": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if sess.env_key:
+        env["GEMINI_API_KEY"] = "mock-gemini-key-not-real"
+    if sess.truecolor:
+        env["COLORTERM"] = "truecolor"
+    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
+    rec = Recording(base / "rec", [str(GEMINI_BIN)], rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
+    ctx = Ctx(sess, rec, only, index)
+    try:
+        RUNS[sess.name](ctx)
+    except Exception as e:
+        print(f"!! session {sess.name} failed: {e}", flush=True)
+        (base / "error.txt").write_text(str(e))
+    finally:
+        rec.close()
+        kill_pids(pids_naming(str(home)))
+        time.sleep(0.3)
+        left = pids_naming(str(home))
+        if left:
+            print(f"!! still alive after kill: {left}", flush=True)
+        shutil.rmtree(home, ignore_errors=True)
+    return ctx.made
+
+
+def load_index() -> dict:
+    path = OUT / "index.toml"
+    if not path.exists():
+        return {}
+    import tomllib
+    return {Path(f["file"]).stem: f for f in tomllib.loads(path.read_text()).get("fixture", [])}
+
+
+def write_index(index: dict) -> None:
+    q = lambda v: json.dumps(v, ensure_ascii=False)  # noqa: E731
+    out = ["# Real Gemini CLI captures; written by harness/gemini.py (do not edit by hand).",
+           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
+    for name in sorted(index):
+        f = index[name]
+        if not (OUT / f["file"]).exists():
+            continue
+        out.append("[[fixture]]")
+        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
+            out.append(f"{k} = {q(f[k])}")
+        out.append("")
+    (OUT / "index.toml").write_text("\n".join(out))
+
+
+def capture(only: str | None) -> None:
+    if not GEMINI_BIN.exists():
+        install()
+    OUT.mkdir(parents=True, exist_ok=True)
+    logs = AGENTS / "gemini-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    mock = Mock(logs / f"mock-{int(time.time())}.jsonl")
+    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
+    index = load_index()
+    try:
+        for sess in SESSIONS:
+            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
+                continue
+            run_session(sess, mock, only, index)
+            write_index(index)
+    finally:
+        mock.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install")
+    c = sub.add_parser("capture")
+    c.add_argument("--only", help="a session name or a fixture name")
+    sub.add_parser("list")
+    a = ap.parse_args()
+    if a.cmd == "install":
+        install()
+    elif a.cmd == "capture":
+        capture(a.only)
+    else:
+        for s in SESSIONS:
+            print(f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} auth={s.auth} "
+                  f"env_key={s.env_key} project={s.project}")
+
+
+if __name__ == "__main__":
+    main()

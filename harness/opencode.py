@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""Capture real opencode fixtures against the mock model server.
+
+    python harness/opencode.py install                 # npm install the pinned opencode-ai
+    python harness/opencode.py capture [--only NAME]   # run the scenarios, write fixtures/opencode/
+    python harness/opencode.py list                    # the sessions
+
+Each session runs the real TUI in a private tmux server (harness/tmuxrec.py) with a throwaway
+HOME (config in ~/.config/opencode/opencode.json: an `@ai-sdk/openai-compatible` provider
+pointing at harness/mock_openai.py, `permission: {bash: ask, edit: ask}`) and a git project
+folder under /work/agents. The driver waits on tmux's own screen, and snapshots the full byte
+prefix so far as fixtures/opencode/<name>.raw (+ .screen.txt). `--only` takes a session name or a
+fixture name (the whole session runs; only matching fixtures are rewritten). index.toml is
+merged, not replaced.
+
+Processes: the npm bin is a hard link to the native binary (`opencode`). After each session the
+private tmux server is killed and then, by PID, every process whose command line or environment
+names the session's unique HOME (never by process name: other agents run on this machine).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from tmuxrec import Recording  # noqa: E402
+from codex import kill_pids, pids_naming, q  # noqa: E402  (same process hygiene as Codex)
+from aider import Mock  # noqa: E402
+
+VERSION = "1.18.33"
+AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
+PREFIX = AGENTS / f"opencode-{VERSION}"
+OC_BIN = PREFIX / "node_modules" / ".bin" / "opencode"
+OUT = REPO / "fixtures" / "opencode"
+
+
+def install() -> None:
+    if OC_BIN.exists():
+        out = subprocess.run([str(OC_BIN), "--version"], capture_output=True, text=True).stdout
+        if VERSION in out:
+            print(f"already installed: {out.strip()} in {PREFIX}")
+            return
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    # the postinstall only links the platform binary in; npm 11 may skip it (allowScripts), but
+    # bin/opencode.exe already ships as a hard link to opencode-linux-x64/bin/opencode
+    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(PREFIX),
+                    f"opencode-ai@{VERSION}"], check=True)
+    print(subprocess.run([str(OC_BIN), "--version"], capture_output=True, text=True).stdout)
+
+
+@dataclass
+class Session:
+    name: str
+    rows: int
+    cols: int
+    provider: bool = True
+    run: Callable = None
+
+
+def is_idle(s: str) -> bool:
+    return ("ctrl+p commands" in s and "esc interrupt" not in s and "to interrupt" not in s
+            and "Permission required" not in s and "esc dismiss" not in s)
+
+
+class Ctx:
+    def __init__(self, sess: Session, rec: Recording, mock_log: Path, only: str | None, index: dict):
+        self.s, self.rec, self.log, self.only, self.index = sess, rec, mock_log, only, index
+        self.made: list[str] = []
+
+    def wait(self, pred: Callable[[str], bool], what: str, timeout: float = 60) -> str:
+        end = time.time() + timeout
+        while True:
+            scr = self.rec.screen()
+            if pred(scr):
+                return scr
+            if time.time() > end:
+                raise TimeoutError(f"[{self.s.name}] never saw {what}\n{scr}")
+            time.sleep(0.1)
+
+    def wait_text(self, needle: str, timeout: float = 60) -> str:
+        return self.wait(lambda s: needle in s, repr(needle), timeout)
+
+    def wait_idle(self, timeout: float = 90) -> str:
+        scr = self.wait(is_idle, "idle footer", timeout)
+        self.rec.settle(0.8, timeout=10)
+        return scr
+
+    def requests(self) -> int:
+        try:
+            return sum(1 for line in self.log.read_text().splitlines() if '"method": "POST"' in line)
+        except OSError:
+            return 0
+
+    def prompt(self, text: str) -> None:
+        """Type a prompt into the input box and make sure it was sent (the mock saw a request)."""
+        self.wait_idle()
+        self.rec.send(text, literal=True)   # one literal argument: ';' inside is safe
+        time.sleep(0.5)
+        for _ in range(3):
+            before = self.requests()
+            self.rec.send("Enter")
+            end = time.time() + 6
+            while time.time() < end:
+                if self.requests() > before:
+                    return
+                time.sleep(0.1)
+        raise TimeoutError(f"[{self.s.name}] prompt never sent: {text!r}\n{self.rec.screen()}")
+
+    def key(self, *keys: str) -> None:
+        for k in keys:
+            self.rec.send(k)
+            time.sleep(0.3)
+
+    def consistent(self, raw: Path, tmux_screen: str) -> bool:
+        sys.path.insert(0, str(REPO))
+        from tmux_agentstate.screen import replay
+        want = [line.rstrip() for line in tmux_screen.split("\n")]
+        want = (want + [""] * self.s.rows)[: self.s.rows]
+        return replay(raw.read_bytes(), self.s.rows, self.s.cols).rows() == want
+
+    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.6) -> None:
+        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
+        if self.only and self.only != self.s.name and self.only != name:
+            return
+        dest = OUT / f"{name}.raw"
+        for _ in range(20):
+            # a working TUI never goes quiet: the byte copy and tmux's screen can be a frame apart.
+            # Retry until the replayed bytes give exactly tmux's screen (what the tests check).
+            facts = self.rec.snapshot(dest, settle=settle)
+            if settle or self.consistent(dest, facts["tmux_screen"]):
+                break
+        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+        last = [r for r in facts["tmux_screen"].split("\n") if r.strip()][-1:] or [""]
+        print(f"  {name:42s} {state:8s} {kind:22s} {facts['bytes']:8d}B title={facts['title']!r} "
+              f"last={last[0].strip()[:60]!r}", flush=True)
+        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "opencode",
+                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
+                            "how": how}
+        self.made.append(name)
+
+
+# ----------------------------------------------------------------------------------------------
+# session scripts
+
+def s_first_80(c: Ctx) -> None:
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "fresh start: logo, empty input box, 'tab agents  ctrl+p commands'")
+    c.prompt("the date parser has a bug with leap years, please fix it")
+    c.wait_text("regression test?")
+    c.wait_idle()
+    c.shot("idle-reply-question", "idle", "reply-question",
+           "reply ending 'Would you like me to add a regression test?'")
+    c.prompt("please run `sleep 8 && ls -la` now")
+    c.wait_text("Permission required")
+    c.rec.settle(0.6)
+    c.shot("blocked-bash", "blocked", "bash-permission",
+           "bash tool call under permission.bash=ask: 'Permission required / # Shell command' dialog")
+    c.key("Enter")
+    c.wait_text("esc interrupt")
+    time.sleep(3)
+    c.shot("working-tool-running", "working", "tool-running",
+           "approved 'Allow once' with Enter; `sleep 8 && ls -la` runs, 'esc interrupt' footer",
+           settle=None)
+    c.wait_idle()
+    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
+    c.prompt("create src/cache_utils.py with a helper")
+    c.wait_text("Permission required")
+    c.rec.settle(0.6)
+    c.shot("blocked-edit", "blocked", "edit-permission",
+           "write tool call under permission.edit=ask: 'Permission required / → Edit <file>' with a diff")
+    c.key("Right", "Right", "Enter")
+    c.wait_idle()
+    c.shot("idle-after-reject", "idle", "after-reject",
+           "rejected the edit by moving to 'Reject' (Right, Right) and Enter")
+    c.prompt("take your time and think about the cache layout")
+    c.wait_text("esc interrupt")
+    time.sleep(3)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "mock holds the first token; progress dots + 'esc interrupt' footer", settle=None)
+    c.key("Escape", "Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt", "idle", "after-interrupt",
+           "Esc twice while waiting for the first token ('interrupted')")
+
+
+def s_big_160(c: Ctx) -> None:
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
+    c.prompt("let me choose between two designs for the cache layer first")
+    c.wait_text("esc dismiss")
+    c.rec.settle(0.6)
+    c.shot("blocked-question", "blocked", "question",
+           "question tool call: numbered options, '↑↓ select  enter submit  esc dismiss'")
+    c.key("Enter")
+    c.wait_idle()
+    c.shot("idle-after-question-answered", "idle", "after-reply",
+           "picked option 1 with Enter; mock answered")
+    c.prompt("run `sleep 10; echo tests passed` please")
+    c.wait_text("Permission required")
+    c.rec.settle(0.6)
+    c.shot("blocked-bash", "blocked", "bash-permission", "bash permission dialog (160 columns)")
+    c.key("Right")
+    c.rec.settle(0.4)
+    c.shot("blocked-bash-always-selected", "blocked", "bash-permission",
+           "same dialog with 'Allow always' selected (the choice is shown by colour only)")
+    c.key("Enter")
+    c.wait_text("Always allow")
+    c.rec.settle(0.6)
+    c.shot("blocked-always-allow-confirm", "blocked", "bash-permission",
+           "'Allow always' asks again: '△ Always allow … until OpenCode is restarted', Confirm / Cancel")
+    c.key("Enter")
+    c.wait_text("esc interrupt")
+    time.sleep(4)
+    c.shot("working-tool-running", "working", "tool-running",
+           "confirmed 'Allow always'; the 10 s command runs", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-approve", "idle", "after-approve", "the command finished")
+    c.prompt("walk me through the scheduler slowly")
+    c.wait_text("careful walk-through")
+    time.sleep(4)
+    c.shot("working-streaming", "working", "streaming", "slow streamed reply, 4 s in", settle=None)
+    time.sleep(6)
+    c.shot("working-streaming-late", "working", "streaming", "same reply 10 s in", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
+    c.prompt("write docs/NOTES.md with the release notes")
+    c.wait_text("Permission required")
+    c.rec.settle(0.6)
+    c.shot("blocked-edit", "blocked", "edit-permission", "write permission dialog (160 columns)")
+    c.key("Enter")
+    c.wait_idle()
+    c.shot("idle-after-approve-edit", "idle", "after-approve", "allowed the write once; file created")
+    c.prompt("explain the token refresh flow in detail")
+    c.wait_text("careful walk-through")
+    time.sleep(3)
+    c.key("Escape", "Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc twice while the reply streamed")
+
+
+def s_mid_120(c: Ctx) -> None:
+    c.wait_idle()
+    c.prompt("before changing the logger, ask me which option you should use")
+    c.wait_text("esc dismiss")
+    c.rec.settle(0.6)
+    c.shot("blocked-question", "blocked", "question", "question tool dialog (120 columns)")
+    c.key("Escape")
+    c.wait_idle()
+    c.shot("idle-after-dismiss", "idle", "after-reject", "dismissed the question with Esc")
+    c.prompt("execute `git status --short > status.txt` for me")
+    c.wait_text("Permission required")
+    c.rec.settle(0.6)
+    c.shot("blocked-bash", "blocked", "bash-permission", "bash permission dialog (120 columns)")
+    c.key("Escape")
+    c.wait_idle()
+    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the command with Esc")
+    c.prompt("there's an off-by-one in the pager, can you fix it")
+    c.wait_text("regression test?")
+    c.wait_idle()
+    c.shot("idle-reply-question", "idle", "reply-question", "reply ending with a question (120 columns)")
+    c.prompt("please ponder whether the API needs pagination")
+    c.wait_text("esc interrupt")
+    time.sleep(6)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "6 s into the wait for the first token", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
+
+
+def s_noprov_100(c: Ctx) -> None:
+    """No provider configured at all: what opencode shows then."""
+    time.sleep(6)
+    c.rec.settle(1.0)
+    c.shot("start-no-provider", "idle", "start", "no provider / model configured (see NOTES)")
+
+
+SESSIONS = [
+    Session("first-80", 24, 80, run=s_first_80),
+    Session("big-160", 48, 160, run=s_big_160),
+    Session("mid-120", 36, 120, run=s_mid_120),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
+    (home / ".config" / "opencode").mkdir(parents=True)
+    proj.mkdir(parents=True)
+    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
+    (proj / "README.md").write_text("# demo\n")
+    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+    if not sess.provider:
+        return
+    cfg = {"$schema": "https://opencode.ai/config.json",
+           "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                 "options": {"baseURL": f"http://127.0.0.1:{port}/v1",
+                                             "apiKey": "sk-mock-not-a-real-key"},
+                                 "models": {"mock-model": {"name": "Mock Model"}}}},
+           "model": "mock/mock-model", "autoupdate": False, "share": "disabled",
+           "permission": {"bash": "ask", "edit": "ask"}}
+    (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(cfg, indent=2))
+
+
+def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
+    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
+    base = AGENTS / f"opencode-run-{stamp}"
+    home = AGENTS / f"opencode-home-{stamp}"
+    proj = base / "proj"
+    make_dirs(sess, home, proj, mock.port)
+    env = {"HOME": str(home), "TERM": "tmux-256color", "LANG": "C.UTF-8",
+           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
+    rec = Recording(base / "rec", [str(OC_BIN)], rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
+    ctx = Ctx(sess, rec, mock.log, only, index)
+    try:
+        sess.run(ctx)
+    except Exception as e:  # keep the other sessions going; the error is in the report
+        print(f"!! session {sess.name} failed: {e}", flush=True)
+        (base / "error.txt").write_text(str(e))
+    finally:
+        rec.close()
+        kill_pids(pids_naming(str(home)))
+        time.sleep(0.3)
+        left = pids_naming(str(home))
+        if left:
+            print(f"!! still alive after kill: {left}", flush=True)
+        shutil.rmtree(home, ignore_errors=True)
+    return ctx.made
+
+
+def load_index() -> dict:
+    path = OUT / "index.toml"
+    if not path.exists():
+        return {}
+    import tomllib
+    data = tomllib.loads(path.read_text())
+    return {Path(f["file"]).stem: f for f in data.get("fixture", [])}
+
+
+def write_index(index: dict) -> None:
+    out = ["# Real opencode captures; written by harness/opencode.py (do not edit by hand).",
+           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
+    for name in sorted(index):
+        f = index[name]
+        if not (OUT / f["file"]).exists():
+            continue
+        out.append("[[fixture]]")
+        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
+            out.append(f"{k} = {q(f[k])}")
+        out.append("")
+    (OUT / "index.toml").write_text("\n".join(out))
+
+
+def capture(only: str | None) -> None:
+    if not OC_BIN.exists():
+        install()
+    OUT.mkdir(parents=True, exist_ok=True)
+    logs = AGENTS / "opencode-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    mock = Mock(logs / f"mock-{int(time.time())}.jsonl", slow=22, delay=25)
+    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
+    index = load_index()
+    try:
+        for sess in SESSIONS:
+            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
+                continue
+            run_session(sess, mock, only, index)
+            write_index(index)
+    finally:
+        mock.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install")
+    c = sub.add_parser("capture")
+    c.add_argument("--only", help="a session name or a fixture name")
+    sub.add_parser("list")
+    a = ap.parse_args()
+    if a.cmd == "install":
+        install()
+    elif a.cmd == "capture":
+        capture(a.only)
+    else:
+        for s in SESSIONS:
+            print(f"{s.name:12s} {s.cols}x{s.rows} provider={s.provider}")
+
+
+if __name__ == "__main__":
+    main()

@@ -37,6 +37,9 @@ def main() -> int:
     ok_screen = ok_tail = 0
     for f in fixtures:
         m = catalog.get(f.agent)
+        if m is None:
+            print(f"{f.id:<{width}}  {f.state:<8} no manifest for {f.agent!r}")
+            continue
         data = f.path.read_bytes()
         screen = m.evaluate(replay(data, f.rows, f.cols).view()).state
         tail = m.evaluate(stripped_tail(data)).state

@@ -19,10 +19,7 @@ names the session's unique HOME (never by process name: other agents run on this
 """
 from __future__ import annotations
 
-import argparse
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -30,14 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-from tmuxrec import Recording  # noqa: E402
-from codex import kill_pids, pids_naming, q  # noqa: E402  (same process hygiene as Codex)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import AGENTS, REPO  # noqa: E402
 
 VERSION = "0.86.2"
-AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
 VENV = AGENTS / f"aider-{VERSION}"
 AIDER_BIN = VENV / "bin" / "aider"
 OUT = REPO / "fixtures" / "aider"
@@ -59,23 +53,6 @@ def install() -> None:
     print(subprocess.run([str(AIDER_BIN), "--version"], capture_output=True, text=True).stdout)
 
 
-class Mock:
-    def __init__(self, log: Path, slow: float = 22, delay: float = 30):
-        self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "mock_openai.py"), "0", "--log", str(log),
-             "--slow-seconds", str(slow), "--delay-seconds", str(delay)],
-            stdout=subprocess.PIPE, text=True)
-        self.port = int(self.proc.stdout.readline().split()[1])
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 @dataclass
 class Session:
     name: str
@@ -90,10 +67,12 @@ class Session:
     run: Callable = None
 
 
-class Ctx:
-    def __init__(self, sess: Session, rec: Recording, only: str | None, index: dict):
-        self.s, self.rec, self.only, self.index = sess, rec, only, index
-        self.made: list[str] = []
+class Ctx(common.Ctx):
+    """Wait predicates get (cursor row text, cursor visible, whole screen)."""
+
+    agent, version, out = "aider", VERSION, OUT
+    settle = 0.5
+    columns = (45, 24, 7)
 
     # tmux's own view ------------------------------------------------------------------------
     def cursor(self) -> tuple[str, bool, str]:
@@ -105,15 +84,9 @@ class Ctx:
         row = rows[int(y)] if int(y) < len(rows) else ""
         return row.rstrip(), flag == "1", scr
 
-    def wait(self, pred: Callable[[str, bool, str], bool], what: str, timeout: float = 60) -> str:
-        end = time.time() + timeout
-        while True:
-            row, vis, scr = self.cursor()
-            if pred(row, vis, scr):
-                return scr
-            if time.time() > end:
-                raise TimeoutError(f"[{self.s.name}] never saw {what}; cursor row={row!r}\n{scr}")
-            time.sleep(0.1)
+    def probe(self) -> tuple[tuple, str, str]:
+        row, vis, scr = self.cursor()
+        return (row, vis, scr), scr, f"; cursor row={row!r}"
 
     def wait_text(self, needle: str, timeout: float = 60) -> str:
         return self.wait(lambda r, v, s: needle in s, repr(needle), timeout)
@@ -151,21 +124,9 @@ class Ctx:
             time.sleep(0.2)
         self.rec.send("Enter")
 
-    # snapshots ------------------------------------------------------------------------------
-    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.5) -> None:
-        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
-        if self.only and self.only != self.s.name and self.only != name:
-            return
-        dest = OUT / f"{name}.raw"
-        facts = self.rec.snapshot(dest, settle=settle)
-        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+    def detail(self, facts: dict, dest: Path) -> str:
         row, vis, _ = self.cursor()
-        print(f"  {name:45s} {state:8s} {kind:24s} {facts['bytes']:7d}B cursor={row!r} vis={vis}",
-              flush=True)
-        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "aider",
-                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
-                            "how": how}
-        self.made.append(name)
+        return f" cursor={row!r} vis={vis}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -384,15 +345,14 @@ def make_dirs(sess: Session, home: Path, proj: Path) -> None:
         (home / ".aider.model.settings.yml").write_text(f"- name: {MODEL}\n  edit_format: diff\n")
 
 
-def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
-    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
-    base = AGENTS / f"aider-run-{stamp}"
-    home = AGENTS / f"aider-home-{stamp}"
+def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
+    tag = common.stamp(sess)
+    base = AGENTS / f"aider-run-{tag}"
+    home = AGENTS / f"aider-home-{tag}"
     proj = base / "proj"
     make_dirs(sess, home, proj)
     env = {"HOME": str(home), "OPENAI_API_BASE": f"http://127.0.0.1:{mock.port}/v1",
-           "OPENAI_API_KEY": "sk-mock-not-a-real-key", "TERM": "tmux-256color", "LANG": "C.UTF-8",
-           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+           "OPENAI_API_KEY": "sk-mock-not-a-real-key", **common.tmux_env()}
     cmd = [str(AIDER_BIN), "--model", MODEL, "--no-check-update", "--no-show-release-notes",
            "--analytics-disable"]
     if not sess.diff_default:
@@ -401,83 +361,21 @@ def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> lis
         cmd += ["--no-show-model-warnings"]
     if sess.multiline:
         cmd += ["--multiline"]
-    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
-    rec = Recording(base / "rec", cmd, rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
-    ctx = Ctx(sess, rec, only, index)
-    try:
-        sess.run(ctx)
-    except Exception as e:  # keep the other sessions going; the error is in the report
-        print(f"!! session {sess.name} failed: {e}", flush=True)
-        (base / "error.txt").write_text(str(e))
-    finally:
-        rec.close()
-        kill_pids(pids_naming(str(home)))
-        time.sleep(0.3)
-        left = pids_naming(str(home))
-        if left:
-            print(f"!! still alive after kill: {left}", flush=True)
-        shutil.rmtree(home, ignore_errors=True)
-    return ctx.made
-
-
-def load_index() -> dict:
-    path = OUT / "index.toml"
-    if not path.exists():
-        return {}
-    import tomllib
-    data = tomllib.loads(path.read_text())
-    return {Path(f["file"]).stem: f for f in data.get("fixture", [])}
-
-
-def write_index(index: dict) -> None:
-    out = ["# Real Aider captures; written by harness/aider.py (do not edit by hand).",
-           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
-    for name in sorted(index):
-        f = index[name]
-        if not (OUT / f["file"]).exists():
-            continue
-        out.append("[[fixture]]")
-        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
-            out.append(f"{k} = {q(f[k])}")
-        out.append("")
-    (OUT / "index.toml").write_text("\n".join(out))
+    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run, base=base,
+                              home=home, cmd=cmd, env=env, cwd=proj)
 
 
 def capture(only: str | None) -> None:
-    if not AIDER_BIN.exists():
-        install()
-    OUT.mkdir(parents=True, exist_ok=True)
-    logs = AGENTS / "aider-logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    mock = Mock(logs / f"mock-{int(time.time())}.jsonl")
-    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
-    index = load_index()
-    try:
-        for sess in SESSIONS:
-            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
-                continue
-            run_session(sess, mock, only, index)
-            write_index(index)
-    finally:
-        mock.close()
+    common.capture(only, agent="aider", sessions=SESSIONS, out=OUT, bin_=AIDER_BIN, install=install,
+                   run=run_session,
+                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=30),
+                   title="# Real Aider captures; written by harness/aider.py (do not edit by hand).")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install")
-    c = sub.add_parser("capture")
-    c.add_argument("--only", help="a session name or a fixture name")
-    sub.add_parser("list")
-    a = ap.parse_args()
-    if a.cmd == "install":
-        install()
-    elif a.cmd == "capture":
-        capture(a.only)
-    else:
-        for s in SESSIONS:
-            print(f"{s.name:12s} {s.cols}x{s.rows} git={s.git} gitignore={s.gitignore} "
-                  f"warnings={s.model_warnings} diff_default={s.diff_default}")
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows} git={s.git} gitignore={s.gitignore} "
+                                   f"warnings={s.model_warnings} diff_default={s.diff_default}")
 
 
 if __name__ == "__main__":

@@ -23,17 +23,15 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 import traceback
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import AGENTS, REPO  # noqa: E402
 from tmuxrec import Recording  # noqa: E402
 
 VERSION = "2.1.332"
-AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
 PREFIX = AGENTS / f"claude-{VERSION}"
 BIN = PREFIX / "node_modules" / ".bin" / "claude"
 OUT = REPO / "fixtures" / "claude"
@@ -72,20 +70,9 @@ def install() -> int:
 
 
 # -- the mock -----------------------------------------------------------------------------------
-class Mock:
+class Mock(common.Mock):
     def __init__(self, logfile: Path):
-        logfile.parent.mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, str(HERE / "mock_anthropic.py"), "--port", "0",
-                                      "--log", str(logfile)], stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().split()
-        self.port = int(line[1])
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        super().__init__("mock_anthropic.py", logfile, port_option=True)
 
 
 # -- one session --------------------------------------------------------------------------------
@@ -171,11 +158,8 @@ class Session:
             time.sleep(0.1)
 
     def prompt(self, text: str) -> None:
-        # a character at a time like tmuxrec.type, but an argument ending in ";" is a tmux
-        # command separator, so it must be sent escaped
-        for ch in text:
-            self.rec.send("\\;" if ch == ";" else ch, literal=True)
-            time.sleep(0.01)
+        # a character at a time (tmuxrec.type sends ";", a tmux command separator, escaped)
+        self.rec.type(text, enter=False, delay=0.01)
         time.sleep(0.4)
         self.rec.send("Enter")
 
@@ -671,18 +655,10 @@ def run_session(tag: str, mock: Mock, entries: list[dict], errors: list[str]) ->
         log(f"[{tag}] closed")
 
 
-def toml_str(v: str) -> str:
-    return json.dumps(v, ensure_ascii=False)
-
-
 def write_index(entries: list[dict]) -> None:
-    keys = ["file", "state", "kind", "agent", "agent_version", "size", "renderer", "how"]
-    out = ["# Claude Code fixtures, written by harness/claude.py (do not edit by hand).", ""]
-    for e in sorted(entries, key=lambda e: e["file"]):
-        out.append("[[fixture]]")
-        out += [f"{k} = {toml_str(e[k])}" for k in keys]
-        out.append("")
-    (OUT / "index.toml").write_text("\n".join(out))
+    common.write_index(OUT, sorted(entries, key=lambda e: e["file"]),
+                       ["# Claude Code fixtures, written by harness/claude.py (do not edit by hand)."],
+                       keys=["file", "state", "kind", "agent", "agent_version", "size", "renderer", "how"])
 
 
 def capture(only: list[str] | None, jobs: int) -> int:
@@ -698,7 +674,7 @@ def capture(only: list[str] | None, jobs: int) -> int:
     entries: list[dict] = []
     idx = OUT / "index.toml"
     if idx.exists():
-        old = tomllib.loads(idx.read_text()).get("fixture", [])
+        old = common.load_index(OUT).values()
         entries = [e for e in old if not any(f"-{t}-" in e["file"] for t in tags)]
     for t in tags:  # drop this session's old files
         for f in OUT.glob(f"*-{t}-*"):

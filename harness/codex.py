@@ -18,12 +18,7 @@ CODEX_HOME (never by process name: other agents run on this machine).
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -31,13 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-from tmuxrec import Recording  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+# AGENTS, kill_pids, pids_naming are also used by tests/test_real_agents.py and scripts/
+from common import AGENTS, REPO, kill_pids, pids_naming  # noqa: E402,F401
 
 VERSION = "0.171.0"
-AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
 PREFIX = AGENTS / f"codex-{VERSION}"
 CODEX_BIN = PREFIX / "node_modules" / ".bin" / "codex"
 OUT = REPO / "fixtures" / "codex"
@@ -48,15 +42,7 @@ OSC_RE = re.compile(rb"\x1b\](\d+);(.*?)(?:\x07|\x1b\\)", re.S)
 
 # ----------------------------------------------------------------------------------------------
 def install() -> None:
-    if CODEX_BIN.exists():
-        out = subprocess.run([str(CODEX_BIN), "--version"], capture_output=True, text=True).stdout
-        if VERSION in out:
-            print(f"already installed: {out.strip()} in {PREFIX}")
-            return
-    PREFIX.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(PREFIX),
-                    f"@openai/codex@{VERSION}"], check=True)
-    print(subprocess.run([str(CODEX_BIN), "--version"], capture_output=True, text=True).stdout)
+    common.npm_install(PREFIX, CODEX_BIN, "@openai/codex", VERSION)
 
 
 def osc_facts(raw: bytes) -> dict:
@@ -72,52 +58,9 @@ def osc_facts(raw: bytes) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------
-class Mock:
+class Mock(common.Mock):
     def __init__(self, log: Path):
-        self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "mock_openai.py"), "0", "--log", str(log),
-             "--slow-seconds", "28", "--delay-seconds", "30"],
-            stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        self.port = int(line.split()[1])
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
-def pids_naming(needle: str) -> list[int]:
-    """PIDs of processes whose cmdline or environment contains `needle` (our unique dir)."""
-    out = []
-    nb = needle.encode()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            if nb in (d / "cmdline").read_bytes() or nb in (d / "environ").read_bytes():
-                out.append(int(d.name))
-        except OSError:
-            pass
-    return out
-
-
-def kill_pids(pids: list[int]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = []
-        for p in pids:
-            try:
-                os.kill(p, sig)
-                alive.append(p)
-            except ProcessLookupError:
-                pass
-        if not alive:
-            return
-        time.sleep(0.7)
-        pids = [p for p in alive if Path(f"/proc/{p}").exists()]
+        super().__init__("mock_openai.py", log, slow=28, delay=30)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -141,27 +84,12 @@ class Session:
     shots: list[str] = field(default_factory=list)  # fixture names it makes (for --only / list)
 
 
-class Ctx:
+class Ctx(common.TitleCtx):
     """What a session's script gets: the recording plus snapshot / wait helpers."""
 
-    def __init__(self, sess: Session, rec: Recording, only: str | None, index: dict):
-        self.s, self.rec, self.only, self.index = sess, rec, only, index
-        self.size = f"{sess.rows}x{sess.cols}"   # tmux's COLSxROWS naming: 80x24
-        self.made: list[str] = []
-
-    # waiting on tmux's own screen and title -------------------------------------------------
-    def wait(self, pred: Callable[[str, str], bool], what: str, timeout: float = 60) -> str:
-        end = time.time() + timeout
-        while True:
-            scr, title = self.rec.screen(), self.rec.title()
-            if pred(scr, title):
-                return scr
-            if time.time() > end:
-                raise TimeoutError(f"[{self.s.name}] never saw {what}; title={title!r}\n{scr}")
-            time.sleep(0.1)
-
-    def wait_text(self, needle: str, timeout: float = 60) -> str:
-        return self.wait(lambda s, t: needle in s, repr(needle), timeout)
+    agent, version, out = "codex", VERSION, OUT
+    settle = 0.5
+    columns = (45, 28, 7)
 
     def wait_idle(self, timeout: float = 90) -> str:
         """Turn over: composer footer up, no spinner / Action Required in the title."""
@@ -189,35 +117,12 @@ class Ctx:
 
     def prompt(self, text: str) -> None:
         """Type a prompt and make sure it was submitted (a turn started: OSC state=working)."""
-        for ch in text:   # a bare ";" argument is tmux's command separator: send it escaped
-            self.rec.send("\\;" if ch == ";" else ch, literal=True)
-            time.sleep(0.01)
-        time.sleep(0.5)
-        for _ in range(3):
-            mark = self.rec.raw.stat().st_size
-            self.rec.send("Enter")
-            end = time.time() + 5
-            while time.time() < end:
-                if any(x.startswith("state=working") for x in self.osc_states(mark)):
-                    return
-                time.sleep(0.1)
-        raise TimeoutError(f"[{self.s.name}] prompt never submitted: {text!r}\n{self.rec.screen()}")
+        self.type_and_submit(text, lambda mark: any(x.startswith("state=working")
+                                                    for x in self.osc_states(mark)))
 
-    # snapshots --------------------------------------------------------------------------------
-    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.5) -> None:
-        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
-        if self.only and self.only != self.s.name and self.only != name:
-            return
-        dest = OUT / f"{name}.raw"
-        facts = self.rec.snapshot(dest, settle=settle)
-        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+    def detail(self, facts: dict, dest: Path) -> str:
         of = osc_facts(dest.read_bytes())
-        print(f"  {name:45s} {state:8s} {kind:28s} {facts['bytes']:7d}B title={facts['title']!r} "
-              f"osc={of['osc_state']!r}", flush=True)
-        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "codex",
-                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
-                            "how": how}
-        self.made.append(name)
+        return f" title={facts['title']!r} osc={of['osc_state']!r}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -509,96 +414,28 @@ def make_home(sess: Session, home: Path, proj: Path, port: int) -> None:
 
 
 def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
-    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
-    base = AGENTS / f"codex-run-{stamp}"
-    home = AGENTS / f"codex-home-{stamp}"
+    tag = common.stamp(sess)
+    base = AGENTS / f"codex-run-{tag}"
+    home = AGENTS / f"codex-home-{tag}"
     proj = base / "proj"
     make_home(sess, home, proj, mock.port)
-    env = {"CODEX_HOME": str(home), "TERM": "tmux-256color", "LANG": "C.UTF-8",
-           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    env = {"CODEX_HOME": str(home), **common.tmux_env()}
     if sess.provider:
         env["MOCK_API_KEY"] = "sk-mock-not-a-real-key"
-    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
-    rec = Recording(base / "rec", [str(CODEX_BIN)], rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
-    ctx = Ctx(sess, rec, only, index)
-    try:
-        sess.run(ctx)
-    except Exception as e:  # keep the other sessions going; the error is in the report
-        print(f"!! session {sess.name} failed: {e}", flush=True)
-        (base / "error.txt").write_text(str(e))
-    finally:
-        rec.close()
-        kill_pids(pids_naming(str(home)))
-        time.sleep(0.3)
-        left = pids_naming(str(home))
-        if left:
-            print(f"!! still alive after kill: {left}", flush=True)
-        shutil.rmtree(home, ignore_errors=True)
-    return ctx.made
-
-
-def load_index() -> dict:
-    path = OUT / "index.toml"
-    if not path.exists():
-        return {}
-    import tomllib
-    data = tomllib.loads(path.read_text())
-    return {Path(f["file"]).stem: f for f in data.get("fixture", [])}
-
-
-def q(v: str) -> str:
-    return json.dumps(v, ensure_ascii=False)
-
-
-def write_index(index: dict) -> None:
-    out = ["# Real OpenAI Codex CLI captures; written by harness/codex.py (do not edit by hand).",
-           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
-    for name in sorted(index):
-        f = index[name]
-        if not (OUT / f["file"]).exists():
-            continue
-        out.append("[[fixture]]")
-        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
-            out.append(f"{k} = {q(f[k])}")
-        out.append("")
-    (OUT / "index.toml").write_text("\n".join(out))
+    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run, base=base,
+                              home=home, cmd=[str(CODEX_BIN)], env=env, cwd=proj)
 
 
 def capture(only: str | None) -> None:
-    if not CODEX_BIN.exists():
-        install()
-    OUT.mkdir(parents=True, exist_ok=True)
-    logs = AGENTS / "codex-logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    mock = Mock(logs / f"mock-{int(time.time())}.jsonl")
-    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
-    index = load_index()
-    try:
-        for sess in SESSIONS:
-            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
-                continue
-            run_session(sess, mock, only, index)
-            write_index(index)
-    finally:
-        mock.close()
+    common.capture(only, agent="codex", sessions=SESSIONS, out=OUT, bin_=CODEX_BIN, install=install,
+                   start_mock=Mock, run=run_session,
+                   title="# Real OpenAI Codex CLI captures; written by harness/codex.py (do not edit by hand).")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install")
-    c = sub.add_parser("capture")
-    c.add_argument("--only", help="a session name or a fixture name")
-    sub.add_parser("list")
-    a = ap.parse_args()
-    if a.cmd == "install":
-        install()
-    elif a.cmd == "capture":
-        capture(a.only)
-    else:
-        for s in SESSIONS:
-            print(f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} provider={s.provider} "
-                  f"model={s.model}")
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+                describe=lambda s: f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} "
+                                   f"provider={s.provider} model={s.model}")
 
 
 if __name__ == "__main__":

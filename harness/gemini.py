@@ -18,12 +18,8 @@ environment names that session's unique HOME is killed by PID (never by name).
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -31,13 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-from tmuxrec import Recording  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import AGENTS, REPO  # noqa: E402
 
 VERSION = "0.61.0"
-AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
 PREFIX = AGENTS / f"gemini-{VERSION}"
 GEMINI_BIN = PREFIX / "node_modules" / ".bin" / "gemini"
 OUT = REPO / "fixtures" / "gemini"
@@ -46,15 +40,7 @@ READY, WORKING, ACTION = "◇  Ready", "✦  Working", "✋  Action Required"
 
 
 def install() -> None:
-    if GEMINI_BIN.exists():
-        out = subprocess.run([str(GEMINI_BIN), "--version"], capture_output=True, text=True).stdout
-        if VERSION in out:
-            print(f"already installed: {out.strip()} in {PREFIX}")
-            return
-    PREFIX.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(PREFIX),
-                    f"@google/gemini-cli@{VERSION}"], check=True)
-    print(subprocess.run([str(GEMINI_BIN), "--version"], capture_output=True, text=True).stdout)
+    common.npm_install(PREFIX, GEMINI_BIN, "@google/gemini-cli", VERSION)
 
 
 def last_title(raw: bytes) -> str | None:
@@ -63,74 +49,6 @@ def last_title(raw: bytes) -> str | None:
         if m.group(1) in (b"0", b"2"):
             title = m.group(2).decode("utf-8", "replace").rstrip()
     return title
-
-
-class Mock:
-    def __init__(self, log: Path):
-        self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "mock_gemini.py"), "0", "--log", str(log),
-             "--slow-seconds", "26", "--delay-seconds", "35"],
-            stdout=subprocess.PIPE, text=True)
-        self.port = int(self.proc.stdout.readline().split()[1])
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
-def pids_naming(needle: str) -> list[int]:
-    """PIDs of processes whose cmdline or environment contains `needle` (our unique dir)."""
-    out, nb = [], needle.encode()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            if nb in (d / "cmdline").read_bytes() or nb in (d / "environ").read_bytes():
-                out.append(int(d.name))
-        except OSError:
-            pass
-    return out
-
-
-def kill_pids(pids: list[int]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = []
-        for p in pids:
-            try:
-                os.kill(p, sig)
-                alive.append(p)
-            except ProcessLookupError:
-                pass
-        if not alive:
-            return
-        time.sleep(0.7)
-        pids = [p for p in alive if Path(f"/proc/{p}").exists()]
-
-
-def snapshot(rec: Recording, dest: Path, settle: float | None) -> dict:
-    """Copy the byte prefix to `dest` with tmux's screen for exactly that prefix.
-
-    A settled shot waits for the stream to go quiet (Recording.snapshot). A working screen never
-    goes quiet (spinners redraw every 80 ms), and copying the bytes and then asking tmux for its
-    screen can straddle a redraw (the .screen.txt then shows the next spinner frame). So: wait
-    for a >=40 ms window in which the piped file does not grow around capture-pane, and keep
-    exactly the bytes seen in that window."""
-    if settle:
-        return rec.snapshot(dest, settle=settle)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    for _ in range(100):
-        n0 = rec.raw.stat().st_size
-        scr = rec.screen()
-        time.sleep(0.04)
-        if rec.raw.stat().st_size == n0:
-            dest.write_bytes(rec.raw.read_bytes()[:n0])
-            return {"bytes": n0, "tmux_screen": scr, "title": rec.title()}
-        time.sleep(0.013)
-    raise TimeoutError(f"no quiet 40 ms window to snapshot {dest.name}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -148,23 +66,8 @@ class Session:
     shots: list[str] = field(default_factory=list)
 
 
-class Ctx:
-    def __init__(self, sess: Session, rec: Recording, only: str | None, index: dict):
-        self.s, self.rec, self.only, self.index = sess, rec, only, index
-        self.made: list[str] = []
-
-    def wait(self, pred: Callable[[str, str], bool], what: str, timeout: float = 60) -> str:
-        end = time.time() + timeout
-        while True:
-            scr, title = self.rec.screen(), self.rec.title()
-            if pred(scr, title):
-                return scr
-            if time.time() > end:
-                raise TimeoutError(f"[{self.s.name}] never saw {what}; title={title!r}\n{scr}")
-            time.sleep(0.1)
-
-    def wait_text(self, needle: str, timeout: float = 60) -> str:
-        return self.wait(lambda s, t: needle in s, repr(needle), timeout)
+class Ctx(common.TitleCtx):
+    agent, version, out = "gemini", VERSION, OUT
 
     def wait_title(self, prefix: str, timeout: float = 60) -> str:
         return self.wait(lambda s, t: t.startswith(prefix), f"title {prefix!r}", timeout)
@@ -178,39 +81,17 @@ class Ctx:
 
     def prompt(self, text: str) -> None:
         """Type a prompt; make sure it was submitted (the title left Ready)."""
-        for ch in text:
-            self.rec.send("\\;" if ch == ";" else ch, literal=True)
-            time.sleep(0.01)
-        time.sleep(0.5)
-        for _ in range(3):
-            mark = self.rec.raw.stat().st_size
-            self.rec.send("Enter")
-            end = time.time() + 5
-            while time.time() < end:
-                raw = self.rec.raw.read_bytes()[mark:]
-                if "✦  Working".encode() in raw or "✋  Action".encode() in raw:
-                    return
-                time.sleep(0.1)
-        raise TimeoutError(f"[{self.s.name}] prompt never submitted: {text!r}\n{self.rec.screen()}")
+        def started(mark: int) -> bool:
+            raw = self.new_bytes(mark)
+            return "✦  Working".encode() in raw or "✋  Action".encode() in raw
+        self.type_and_submit(text, started)
 
-    def key(self, *keys: str, pause: float = 0.35) -> None:
-        for k in keys:
-            self.rec.send(k)
-            time.sleep(pause)
+    def take(self, dest: Path, settle: float | None) -> dict:
+        # working screens never go quiet: keep tmux's screen for exactly the copied bytes
+        return self.rec.snapshot_quiet(dest, settle=settle)
 
-    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.6) -> None:
-        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
-        if self.only and self.only != self.s.name and self.only != name:
-            return
-        dest = OUT / f"{name}.raw"
-        facts = snapshot(self.rec, dest, settle)
-        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
-        print(f"  {name:44s} {state:8s} {kind:24s} {facts['bytes']:7d}B "
-              f"title={last_title(dest.read_bytes())!r}", flush=True)
-        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "gemini",
-                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
-                            "how": how}
-        self.made.append(name)
+    def detail(self, facts: dict, dest: Path) -> str:
+        return f" title={last_title(dest.read_bytes())!r}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -508,95 +389,32 @@ def make_home(sess: Session, home: Path, proj: Path) -> None:
         (gdir / "trustedFolders.json").write_text(json.dumps({str(proj): "TRUST_FOLDER"}))
 
 
-def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
-    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
-    base = AGENTS / f"gemini-run-{stamp}"
+def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
+    base = AGENTS / f"gemini-run-{common.stamp(sess)}"
     home = base / "home"
     proj = base / sess.project
     make_home(sess, home, proj)
     env = {"HOME": str(home), "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{mock.port}",
-           "TERM": "tmux-256color", "LANG": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+           **common.tmux_env()}
     if sess.env_key:
         env["GEMINI_API_KEY"] = "mock-gemini-key-not-real"
     if sess.truecolor:
         env["COLORTERM"] = "truecolor"
-    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
-    rec = Recording(base / "rec", [str(GEMINI_BIN)], rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
-    ctx = Ctx(sess, rec, only, index)
-    try:
-        RUNS[sess.name](ctx)
-    except Exception as e:
-        print(f"!! session {sess.name} failed: {e}", flush=True)
-        (base / "error.txt").write_text(str(e))
-    finally:
-        rec.close()
-        kill_pids(pids_naming(str(home)))
-        time.sleep(0.3)
-        left = pids_naming(str(home))
-        if left:
-            print(f"!! still alive after kill: {left}", flush=True)
-        shutil.rmtree(home, ignore_errors=True)
-    return ctx.made
-
-
-def load_index() -> dict:
-    path = OUT / "index.toml"
-    if not path.exists():
-        return {}
-    import tomllib
-    return {Path(f["file"]).stem: f for f in tomllib.loads(path.read_text()).get("fixture", [])}
-
-
-def write_index(index: dict) -> None:
-    q = lambda v: json.dumps(v, ensure_ascii=False)  # noqa: E731
-    out = ["# Real Gemini CLI captures; written by harness/gemini.py (do not edit by hand).",
-           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
-    for name in sorted(index):
-        f = index[name]
-        if not (OUT / f["file"]).exists():
-            continue
-        out.append("[[fixture]]")
-        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
-            out.append(f"{k} = {q(f[k])}")
-        out.append("")
-    (OUT / "index.toml").write_text("\n".join(out))
+    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), RUNS[sess.name],
+                              base=base, home=home, cmd=[str(GEMINI_BIN)], env=env, cwd=proj)
 
 
 def capture(only: str | None) -> None:
-    if not GEMINI_BIN.exists():
-        install()
-    OUT.mkdir(parents=True, exist_ok=True)
-    logs = AGENTS / "gemini-logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    mock = Mock(logs / f"mock-{int(time.time())}.jsonl")
-    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
-    index = load_index()
-    try:
-        for sess in SESSIONS:
-            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
-                continue
-            run_session(sess, mock, only, index)
-            write_index(index)
-    finally:
-        mock.close()
+    common.capture(only, agent="gemini", sessions=SESSIONS, out=OUT, bin_=GEMINI_BIN,
+                   install=install, run=run_session,
+                   start_mock=lambda log: common.Mock("mock_gemini.py", log, slow=26, delay=35),
+                   title="# Real Gemini CLI captures; written by harness/gemini.py (do not edit by hand).")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install")
-    c = sub.add_parser("capture")
-    c.add_argument("--only", help="a session name or a fixture name")
-    sub.add_parser("list")
-    a = ap.parse_args()
-    if a.cmd == "install":
-        install()
-    elif a.cmd == "capture":
-        capture(a.only)
-    else:
-        for s in SESSIONS:
-            print(f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} auth={s.auth} "
-                  f"env_key={s.env_key} project={s.project}")
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+                describe=lambda s: f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} auth={s.auth} "
+                                   f"env_key={s.env_key} project={s.project}")
 
 
 if __name__ == "__main__":

@@ -19,10 +19,7 @@ names the session's unique HOME (never by process name: other agents run on this
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -30,32 +27,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import AGENTS, REPO  # noqa: E402
 from tmuxrec import Recording  # noqa: E402
-from codex import kill_pids, pids_naming, q  # noqa: E402  (same process hygiene as Codex)
-from aider import Mock  # noqa: E402
 
 VERSION = "1.18.33"
-AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
 PREFIX = AGENTS / f"opencode-{VERSION}"
 OC_BIN = PREFIX / "node_modules" / ".bin" / "opencode"
 OUT = REPO / "fixtures" / "opencode"
 
 
 def install() -> None:
-    if OC_BIN.exists():
-        out = subprocess.run([str(OC_BIN), "--version"], capture_output=True, text=True).stdout
-        if VERSION in out:
-            print(f"already installed: {out.strip()} in {PREFIX}")
-            return
-    PREFIX.mkdir(parents=True, exist_ok=True)
     # the postinstall only links the platform binary in; npm 11 may skip it (allowScripts), but
     # bin/opencode.exe already ships as a hard link to opencode-linux-x64/bin/opencode
-    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(PREFIX),
-                    f"opencode-ai@{VERSION}"], check=True)
-    print(subprocess.run([str(OC_BIN), "--version"], capture_output=True, text=True).stdout)
+    common.npm_install(PREFIX, OC_BIN, "opencode-ai", VERSION)
 
 
 @dataclass
@@ -72,23 +58,14 @@ def is_idle(s: str) -> bool:
             and "Permission required" not in s and "esc dismiss" not in s)
 
 
-class Ctx:
+class Ctx(common.Ctx):
+    agent, version, out = "opencode", VERSION, OUT
+    key_pause = 0.3
+    columns = (42, 22, 8)
+
     def __init__(self, sess: Session, rec: Recording, mock_log: Path, only: str | None, index: dict):
-        self.s, self.rec, self.log, self.only, self.index = sess, rec, mock_log, only, index
-        self.made: list[str] = []
-
-    def wait(self, pred: Callable[[str], bool], what: str, timeout: float = 60) -> str:
-        end = time.time() + timeout
-        while True:
-            scr = self.rec.screen()
-            if pred(scr):
-                return scr
-            if time.time() > end:
-                raise TimeoutError(f"[{self.s.name}] never saw {what}\n{scr}")
-            time.sleep(0.1)
-
-    def wait_text(self, needle: str, timeout: float = 60) -> str:
-        return self.wait(lambda s: needle in s, repr(needle), timeout)
+        super().__init__(sess, rec, only, index)
+        self.log = mock_log
 
     def wait_idle(self, timeout: float = 90) -> str:
         scr = self.wait(is_idle, "idle footer", timeout)
@@ -106,20 +83,8 @@ class Ctx:
         self.wait_idle()
         self.rec.send(text, literal=True)   # one literal argument: ';' inside is safe
         time.sleep(0.5)
-        for _ in range(3):
-            before = self.requests()
-            self.rec.send("Enter")
-            end = time.time() + 6
-            while time.time() < end:
-                if self.requests() > before:
-                    return
-                time.sleep(0.1)
-        raise TimeoutError(f"[{self.s.name}] prompt never sent: {text!r}\n{self.rec.screen()}")
-
-    def key(self, *keys: str) -> None:
-        for k in keys:
-            self.rec.send(k)
-            time.sleep(0.3)
+        self.submit(text, lambda before: self.requests() > before, mark=self.requests, window=6,
+                    verb="sent")
 
     def consistent(self, raw: Path, tmux_screen: str) -> bool:
         sys.path.insert(0, str(REPO))
@@ -128,25 +93,18 @@ class Ctx:
         want = (want + [""] * self.s.rows)[: self.s.rows]
         return replay(raw.read_bytes(), self.s.rows, self.s.cols).rows() == want
 
-    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.6) -> None:
-        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
-        if self.only and self.only != self.s.name and self.only != name:
-            return
-        dest = OUT / f"{name}.raw"
+    def take(self, dest: Path, settle: float | None) -> dict:
         for _ in range(20):
             # a working TUI never goes quiet: the byte copy and tmux's screen can be a frame apart.
             # Retry until the replayed bytes give exactly tmux's screen (what the tests check).
             facts = self.rec.snapshot(dest, settle=settle)
             if settle or self.consistent(dest, facts["tmux_screen"]):
                 break
-        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+        return facts
+
+    def detail(self, facts: dict, dest: Path) -> str:
         last = [r for r in facts["tmux_screen"].split("\n") if r.strip()][-1:] or [""]
-        print(f"  {name:42s} {state:8s} {kind:22s} {facts['bytes']:8d}B title={facts['title']!r} "
-              f"last={last[0].strip()[:60]!r}", flush=True)
-        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "opencode",
-                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
-                            "how": how}
-        self.made.append(name)
+        return f" title={facts['title']!r} last={last[0].strip()[:60]!r}"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -310,90 +268,27 @@ def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
     (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(cfg, indent=2))
 
 
-def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
-    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
-    base = AGENTS / f"opencode-run-{stamp}"
-    home = AGENTS / f"opencode-home-{stamp}"
+def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
+    tag = common.stamp(sess)
+    base = AGENTS / f"opencode-run-{tag}"
+    home = AGENTS / f"opencode-home-{tag}"
     proj = base / "proj"
     make_dirs(sess, home, proj, mock.port)
-    env = {"HOME": str(home), "TERM": "tmux-256color", "LANG": "C.UTF-8",
-           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
-    rec = Recording(base / "rec", [str(OC_BIN)], rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
-    ctx = Ctx(sess, rec, mock.log, only, index)
-    try:
-        sess.run(ctx)
-    except Exception as e:  # keep the other sessions going; the error is in the report
-        print(f"!! session {sess.name} failed: {e}", flush=True)
-        (base / "error.txt").write_text(str(e))
-    finally:
-        rec.close()
-        kill_pids(pids_naming(str(home)))
-        time.sleep(0.3)
-        left = pids_naming(str(home))
-        if left:
-            print(f"!! still alive after kill: {left}", flush=True)
-        shutil.rmtree(home, ignore_errors=True)
-    return ctx.made
-
-
-def load_index() -> dict:
-    path = OUT / "index.toml"
-    if not path.exists():
-        return {}
-    import tomllib
-    data = tomllib.loads(path.read_text())
-    return {Path(f["file"]).stem: f for f in data.get("fixture", [])}
-
-
-def write_index(index: dict) -> None:
-    out = ["# Real opencode captures; written by harness/opencode.py (do not edit by hand).",
-           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
-    for name in sorted(index):
-        f = index[name]
-        if not (OUT / f["file"]).exists():
-            continue
-        out.append("[[fixture]]")
-        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
-            out.append(f"{k} = {q(f[k])}")
-        out.append("")
-    (OUT / "index.toml").write_text("\n".join(out))
+    env = {"HOME": str(home), **common.tmux_env()}
+    return common.run_session(sess, lambda rec: Ctx(sess, rec, mock.log, only, index), sess.run,
+                              base=base, home=home, cmd=[str(OC_BIN)], env=env, cwd=proj)
 
 
 def capture(only: str | None) -> None:
-    if not OC_BIN.exists():
-        install()
-    OUT.mkdir(parents=True, exist_ok=True)
-    logs = AGENTS / "opencode-logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    mock = Mock(logs / f"mock-{int(time.time())}.jsonl", slow=22, delay=25)
-    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
-    index = load_index()
-    try:
-        for sess in SESSIONS:
-            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
-                continue
-            run_session(sess, mock, only, index)
-            write_index(index)
-    finally:
-        mock.close()
+    common.capture(only, agent="opencode", sessions=SESSIONS, out=OUT, bin_=OC_BIN, install=install,
+                   run=run_session,
+                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25),
+                   title="# Real opencode captures; written by harness/opencode.py (do not edit by hand).")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install")
-    c = sub.add_parser("capture")
-    c.add_argument("--only", help="a session name or a fixture name")
-    sub.add_parser("list")
-    a = ap.parse_args()
-    if a.cmd == "install":
-        install()
-    elif a.cmd == "capture":
-        capture(a.only)
-    else:
-        for s in SESSIONS:
-            print(f"{s.name:12s} {s.cols}x{s.rows} provider={s.provider}")
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows} provider={s.provider}")
 
 
 if __name__ == "__main__":

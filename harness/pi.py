@@ -18,25 +18,19 @@ merged. Processes are killed by PID (every process naming the session's HOME).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-from tmuxrec import Recording  # noqa: E402
-from gemini import kill_pids, pids_naming, snapshot  # noqa: E402  (same helpers)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import AGENTS, REPO  # noqa: E402
 
 VERSION = "0.73.1"
-AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
 PREFIX = AGENTS / f"pi-{VERSION}"
 PI_BIN = PREFIX / "node_modules" / ".bin" / "pi"
 EXAMPLES = PREFIX / "node_modules" / "@mariozechner" / "pi-coding-agent" / "examples" / "extensions"
@@ -58,22 +52,6 @@ def install() -> None:
                     f"@mariozechner/pi-coding-agent@{VERSION}"], check=True)
 
 
-class Mock:
-    def __init__(self, log: Path):
-        self.log = log
-        self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "mock_pi.py"), "0", "--log", str(log),
-             "--slow-seconds", "26", "--delay-seconds", "35"], stdout=subprocess.PIPE, text=True)
-        self.port = int(self.proc.stdout.readline().split()[1])
-
-    def close(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 @dataclass
 class Session:
     name: str
@@ -83,23 +61,8 @@ class Session:
     extensions: tuple[str, ...] = ("permission-gate.ts", "question.ts")
 
 
-class Ctx:
-    def __init__(self, sess: Session, rec: Recording, only: str | None, index: dict):
-        self.s, self.rec, self.only, self.index = sess, rec, only, index
-        self.made: list[str] = []
-
-    def wait(self, pred: Callable[[str], bool], what: str, timeout: float = 60) -> str:
-        end = time.time() + timeout
-        while True:
-            scr = self.rec.screen()
-            if pred(scr):
-                return scr
-            if time.time() > end:
-                raise TimeoutError(f"[{self.s.name}] never saw {what}\n{scr}")
-            time.sleep(0.1)
-
-    def wait_text(self, needle: str, timeout: float = 60) -> str:
-        return self.wait(lambda s: needle in s, repr(needle), timeout)
+class Ctx(common.Ctx):
+    agent, version, out = "pi", VERSION, OUT
 
     def wait_idle(self, timeout: float = 90) -> str:
         """No spinner row, no dialog hint: the turn is over."""
@@ -113,37 +76,11 @@ class Ctx:
 
     def prompt(self, text: str) -> None:
         """Type a prompt and make sure a turn started (the Working... loader was drawn)."""
-        for ch in text:
-            self.rec.send("\\;" if ch == ";" else ch, literal=True)
-            time.sleep(0.01)
-        time.sleep(0.5)
-        for _ in range(3):
-            mark = self.rec.raw.stat().st_size
-            self.rec.send("Enter")
-            end = time.time() + 5
-            while time.time() < end:
-                if WORKING.encode() in self.rec.raw.read_bytes()[mark:]:
-                    return
-                time.sleep(0.1)
-        raise TimeoutError(f"[{self.s.name}] prompt never submitted: {text!r}\n{self.rec.screen()}")
+        self.type_and_submit(text, lambda mark: WORKING.encode() in self.new_bytes(mark))
 
-    def key(self, *keys: str, pause: float = 0.35) -> None:
-        for k in keys:
-            self.rec.send(k)
-            time.sleep(pause)
-
-    def shot(self, suffix: str, state: str, kind: str, how: str, settle: float | None = 0.6) -> None:
-        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
-        if self.only and self.only != self.s.name and self.only != name:
-            return
-        dest = OUT / f"{name}.raw"
-        facts = snapshot(self.rec, dest, settle)
-        (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
-        print(f"  {name:44s} {state:8s} {kind:24s} {facts['bytes']:7d}B", flush=True)
-        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": "pi",
-                            "agent_version": VERSION, "size": f"{self.s.rows}x{self.s.cols}",
-                            "how": how}
-        self.made.append(name)
+    def take(self, dest: Path, settle: float | None) -> dict:
+        # the spinner redraws every 80 ms: keep tmux's screen for exactly the copied bytes
+        return self.rec.snapshot_quiet(dest, settle=settle)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -420,92 +357,29 @@ def make_home(home: Path, proj: Path, port: int) -> None:
     (agent / "models.json").write_text(json.dumps(models, indent=2))
 
 
-def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
-    stamp = f"{sess.name}-{os.getpid()}-{int(time.time())}"
-    base = AGENTS / f"pi-run-{stamp}"
+def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
+    base = AGENTS / f"pi-run-{common.stamp(sess)}"
     home, proj = base / "home", base / sess.project
     make_home(home, proj, mock.port)
-    env = {"HOME": str(home), "PI_OFFLINE": "1", "TERM": "tmux-256color", "LANG": "C.UTF-8",
-           "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    env = {"HOME": str(home), "PI_OFFLINE": "1", **common.tmux_env()}
     cmd = [str(PI_BIN), "--provider", "mock", "--model", "mock-model"]
     for e in sess.extensions:
         cmd += ["-e", str(EXAMPLES / e)]
-    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
-    rec = Recording(base / "rec", cmd, rows=sess.rows, cols=sess.cols, env=env, cwd=proj)
-    ctx = Ctx(sess, rec, only, index)
-    try:
-        RUNS[sess.name](ctx)
-    except Exception as e:
-        print(f"!! session {sess.name} failed: {e}", flush=True)
-        (base / "error.txt").write_text(str(e))
-    finally:
-        rec.close()
-        kill_pids(pids_naming(str(home)))
-        time.sleep(0.3)
-        left = pids_naming(str(home))
-        if left:
-            print(f"!! still alive after kill: {left}", flush=True)
-        shutil.rmtree(home, ignore_errors=True)
-    return ctx.made
-
-
-def load_index() -> dict:
-    path = OUT / "index.toml"
-    if not path.exists():
-        return {}
-    import tomllib
-    return {Path(f["file"]).stem: f for f in tomllib.loads(path.read_text()).get("fixture", [])}
-
-
-def write_index(index: dict) -> None:
-    q = lambda v: json.dumps(v, ensure_ascii=False)  # noqa: E731
-    out = ["# Real pi (pi-coding-agent) captures; written by harness/pi.py (do not edit by hand).",
-           "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>.", ""]
-    for name in sorted(index):
-        f = index[name]
-        if not (OUT / f["file"]).exists():
-            continue
-        out.append("[[fixture]]")
-        for k in ("file", "state", "kind", "agent", "agent_version", "size", "how"):
-            out.append(f"{k} = {q(f[k])}")
-        out.append("")
-    (OUT / "index.toml").write_text("\n".join(out))
+    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), RUNS[sess.name],
+                              base=base, home=home, cmd=cmd, env=env, cwd=proj)
 
 
 def capture(only: str | None) -> None:
-    if not PI_BIN.exists():
-        install()
-    OUT.mkdir(parents=True, exist_ok=True)
-    logs = AGENTS / "pi-logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    mock = Mock(logs / f"mock-{int(time.time())}.jsonl")
-    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
-    index = load_index()
-    try:
-        for sess in SESSIONS:
-            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
-                continue
-            run_session(sess, mock, only, index)
-            write_index(index)
-    finally:
-        mock.close()
+    common.capture(only, agent="pi", sessions=SESSIONS, out=OUT, bin_=PI_BIN, install=install,
+                   run=run_session,
+                   start_mock=lambda log: common.Mock("mock_pi.py", log, slow=26, delay=35),
+                   title="# Real pi (pi-coding-agent) captures; written by harness/pi.py (do not edit by hand).")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install")
-    c = sub.add_parser("capture")
-    c.add_argument("--only", help="a session name or a fixture name")
-    sub.add_parser("list")
-    a = ap.parse_args()
-    if a.cmd == "install":
-        install()
-    elif a.cmd == "capture":
-        capture(a.only)
-    else:
-        for s in SESSIONS:
-            print(f"{s.name:10s} {s.cols}x{s.rows} project={s.project} extensions={','.join(s.extensions)}")
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+                describe=lambda s: f"{s.name:10s} {s.cols}x{s.rows} project={s.project} "
+                                   f"extensions={','.join(s.extensions)}")
 
 
 if __name__ == "__main__":

@@ -108,6 +108,27 @@ class Recording:
         scr = self.screen()
         return {"bytes": dest.stat().st_size, "tmux_screen": scr, "title": self.title()}
 
+    def snapshot_quiet(self, dest: Path, *, settle: float | None = 0.4) -> dict:
+        """`snapshot`, but with tmux's screen for exactly the copied prefix.
+
+        A settled shot waits for the stream to go quiet (`snapshot`). A working screen never
+        goes quiet (spinners redraw every 80 ms), and copying the bytes and then asking tmux for
+        its screen can straddle a redraw (the .screen.txt then shows the next spinner frame).
+        So: wait for a >=40 ms window in which the piped file does not grow around
+        capture-pane, and keep exactly the bytes seen in that window."""
+        if settle:
+            return self.snapshot(dest, settle=settle)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(100):
+            n0 = self.raw.stat().st_size
+            scr = self.screen()
+            time.sleep(0.04)
+            if self.raw.stat().st_size == n0:
+                dest.write_bytes(self.raw.read_bytes()[:n0])
+                return {"bytes": n0, "tmux_screen": scr, "title": self.title()}
+            time.sleep(0.013)
+        raise TimeoutError(f"no quiet 40 ms window to snapshot {dest.name}")
+
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 

@@ -1,0 +1,328 @@
+"""What the per-agent capture drivers in this folder share.
+
+- Paths: HERE (this folder), REPO, AGENTS (where the agents, their throwaway homes and the logs
+  live: $AGENTSTATE_AGENTS_DIR or /work/agents).
+- The fixture index (`fixtures/<agent>/index.toml`): load_index, write_index, write_merged_index.
+- Process hygiene: pids_naming / kill_pids / reap (by PID, never by process name: other agents
+  run on this machine).
+- Mock: one mock model server (harness/mock_*.py) on a free port.
+- Ctx: what a session script gets (the recording, waits on tmux's own view, `shot`).
+- run_session / capture / main: the per-session plumbing and the install/capture/list CLI of the
+  drivers that take `--only NAME` (all but claude.py, which has its own).
+
+Agent-specific logic (how to set up HOME, what "idle" looks like, the session scripts) stays in
+each driver. Nothing in the package imports this.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
+sys.path.insert(0, str(HERE))
+from tmuxrec import Recording  # noqa: E402
+
+FIXTURE_KEYS = ("file", "state", "kind", "agent", "agent_version", "size", "how")
+SIZE_NOTE = "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>."
+
+
+# -- the fixture index ----------------------------------------------------------------------------
+def q(v: str) -> str:
+    """A TOML basic string (JSON's escaping is valid TOML)."""
+    return json.dumps(v, ensure_ascii=False)
+
+
+def load_index(out: Path) -> dict:
+    """`out/index.toml` as {fixture name: entry}, in file order ({} when there is none)."""
+    path = out / "index.toml"
+    if not path.exists():
+        return {}
+    import tomllib
+    data = tomllib.loads(path.read_text())
+    return {Path(f["file"]).stem: f for f in data.get("fixture", [])}
+
+
+def write_index(out: Path, entries: Iterable[dict], header: list[str],
+                keys: Iterable[str] = FIXTURE_KEYS) -> None:
+    """Write `out/index.toml`: the header comment lines, a blank line, one [[fixture]] each."""
+    lines = [*header, ""]
+    for e in entries:
+        lines.append("[[fixture]]")
+        lines += [f"{k} = {q(e[k])}" for k in keys]
+        lines.append("")
+    (out / "index.toml").write_text("\n".join(lines))
+
+
+def write_merged_index(out: Path, index: dict, title: str) -> None:
+    """The drivers' merged index: every entry whose .raw exists, sorted by name."""
+    write_index(out, [index[n] for n in sorted(index) if (out / index[n]["file"]).exists()],
+                [title, SIZE_NOTE])
+
+
+# -- processes ------------------------------------------------------------------------------------
+def pids_naming(needle: str) -> list[int]:
+    """PIDs of processes whose cmdline or environment contains `needle` (our unique dir)."""
+    out = []
+    nb = needle.encode()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if nb in (d / "cmdline").read_bytes() or nb in (d / "environ").read_bytes():
+                out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
+def kill_pids(pids: list[int]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for p in pids:
+            try:
+                os.kill(p, sig)
+                alive.append(p)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            return
+        time.sleep(0.7)
+        pids = [p for p in alive if Path(f"/proc/{p}").exists()]
+
+
+def reap(home: Path) -> None:
+    """After a session: kill every process naming its unique HOME, then delete HOME."""
+    kill_pids(pids_naming(str(home)))
+    time.sleep(0.3)
+    left = pids_naming(str(home))
+    if left:
+        print(f"!! still alive after kill: {left}", flush=True)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+# -- the mock model server ------------------------------------------------------------------------
+class Mock:
+    """harness/<script> on a free port (the mocks print "PORT <n>" first), logging to `log`.
+
+    The OpenAI/Gemini/pi mocks take the port as an argument and `--slow-seconds` /
+    `--delay-seconds`; the Anthropic one takes `--port` (port_option=True)."""
+
+    def __init__(self, script: str, log: Path, *, slow: float | None = None,
+                 delay: float | None = None, port_option: bool = False):
+        self.log = log
+        log.parent.mkdir(parents=True, exist_ok=True)
+        args = (["--port", "0"] if port_option else ["0"]) + ["--log", str(log)]
+        if slow is not None:
+            args += ["--slow-seconds", str(slow)]
+        if delay is not None:
+            args += ["--delay-seconds", str(delay)]
+        self.proc = subprocess.Popen([sys.executable, str(HERE / script), *args],
+                                     stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline().split()[1])
+
+    def close(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# -- install --------------------------------------------------------------------------------------
+def npm_install(prefix: Path, bin_: Path, package: str, version: str) -> None:
+    """`npm install --prefix PREFIX package@version` unless `bin_ --version` already says it."""
+    if bin_.exists():
+        out = subprocess.run([str(bin_), "--version"], capture_output=True, text=True).stdout
+        if version in out:
+            print(f"already installed: {out.strip()} in {prefix}")
+            return
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(prefix),
+                    f"{package}@{version}"], check=True)
+    print(subprocess.run([str(bin_), "--version"], capture_output=True, text=True).stdout)
+
+
+# -- one session ----------------------------------------------------------------------------------
+def tmux_env() -> dict[str, str]:
+    """The env every driver's agent gets last (after its own HOME/provider variables)."""
+    return {"TERM": "tmux-256color", "LANG": "C.UTF-8",
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
+def stamp(sess) -> str:
+    """A session's unique tag for its throwaway dirs: <name>-<pid>-<epoch>."""
+    return f"{sess.name}-{os.getpid()}-{int(time.time())}"
+
+
+_SETTLE = object()  # shot(): "the driver's default settle"
+
+
+class Ctx:
+    """What a session's script gets: the recording plus wait / prompt / snapshot helpers.
+
+    A driver subclasses it and sets `agent`, `version`, `out`; it may change `settle` (the
+    default quiet time before a shot), `key_pause`, `columns` (the widths of the printed
+    name / kind / bytes), `probe` (what wait predicates get), `take` (how the bytes and tmux's
+    screen are copied) and `detail` (the end of the printed line)."""
+
+    agent = ""
+    version = ""
+    out: Path = REPO / "fixtures"
+    settle: float | None = 0.6
+    key_pause = 0.35
+    columns = (44, 24, 7)
+
+    def __init__(self, sess, rec: Recording, only: str | None, index: dict):
+        self.s, self.rec, self.only, self.index = sess, rec, only, index
+        self.made: list[str] = []
+
+    # waiting on tmux's own view ---------------------------------------------------------------
+    def probe(self) -> tuple[tuple, str, str]:
+        """(arguments for a wait predicate, the screen, a note for the timeout message)."""
+        scr = self.rec.screen()
+        return (scr,), scr, ""
+
+    def wait(self, pred: Callable[..., bool], what: str, timeout: float = 60) -> str:
+        end = time.time() + timeout
+        while True:
+            args, scr, note = self.probe()
+            if pred(*args):
+                return scr
+            if time.time() > end:
+                raise TimeoutError(f"[{self.s.name}] never saw {what}{note}\n{scr}")
+            time.sleep(0.1)
+
+    def wait_text(self, needle: str, timeout: float = 60) -> str:
+        return self.wait(lambda s, *_: needle in s, repr(needle), timeout)
+
+    # keys ---------------------------------------------------------------------------------------
+    def key(self, *keys: str, pause: float | None = None) -> None:
+        for k in keys:
+            self.rec.send(k)
+            time.sleep(self.key_pause if pause is None else pause)
+
+    def new_bytes(self, mark: int) -> bytes:
+        return self.rec.raw.read_bytes()[mark:]
+
+    def submit(self, text: str, started: Callable[[int], bool], *, mark: Callable[[], int] | None = None,
+               window: float = 5.0, verb: str = "submitted") -> None:
+        """Press Enter until `started(m)` (m = `mark()` just before that Enter; by default the
+        recorded byte count), up to 3 times, `window` seconds each."""
+        mark = mark or (lambda: self.rec.raw.stat().st_size)
+        for _ in range(3):
+            m = mark()
+            self.rec.send("Enter")
+            end = time.time() + window
+            while time.time() < end:
+                if started(m):
+                    return
+                time.sleep(0.1)
+        raise TimeoutError(f"[{self.s.name}] prompt never {verb}: {text!r}\n{self.rec.screen()}")
+
+    def type_and_submit(self, text: str, started: Callable[[int], bool]) -> None:
+        """Type a prompt a character at a time (';' escaped), then `submit` it."""
+        self.rec.type(text, enter=False, delay=0.01)
+        time.sleep(0.5)
+        self.submit(text, started)
+
+    # snapshots ----------------------------------------------------------------------------------
+    def take(self, dest: Path, settle: float | None) -> dict:
+        return self.rec.snapshot(dest, settle=settle)
+
+    def detail(self, facts: dict, dest: Path) -> str:
+        return ""
+
+    def shot(self, suffix: str, state: str, kind: str, how: str, settle=_SETTLE) -> None:
+        """Save the bytes so far as fixture <COLS>x<ROWS>-<suffix> (unless --only names another)."""
+        name = f"{self.s.cols}x{self.s.rows}-{suffix}"
+        if self.only and self.only != self.s.name and self.only != name:
+            return
+        dest = self.out / f"{name}.raw"
+        facts = self.take(dest, self.settle if settle is _SETTLE else settle)
+        (self.out / f"{name}.screen.txt").write_text(facts["tmux_screen"])
+        wn, wk, wb = self.columns
+        print(f"  {name:{wn}s} {state:8s} {kind:{wk}s} {facts['bytes']:{wb}d}B"
+              f"{self.detail(facts, dest)}", flush=True)
+        self.index[name] = {"file": f"{name}.raw", "state": state, "kind": kind, "agent": self.agent,
+                            "agent_version": self.version, "size": f"{self.s.rows}x{self.s.cols}",
+                            "how": how}
+        self.made.append(name)
+
+
+class TitleCtx(Ctx):
+    """A Ctx whose wait predicates get (screen, title)."""
+
+    def probe(self) -> tuple[tuple, str, str]:
+        scr, title = self.rec.screen(), self.rec.title()
+        return (scr, title), scr, f"; title={title!r}"
+
+
+def run_session(sess, ctx_factory: Callable[[Recording], Ctx], script: Callable[[Ctx], None], *,
+                base: Path, home: Path, cmd: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """Run one session's script against the agent in a fresh recording; whatever happens, close
+    the tmux server and reap HOME. A failure is printed and kept in base/error.txt (the other
+    sessions go on). Returns the fixture names made."""
+    print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
+    rec = Recording(base / "rec", cmd, rows=sess.rows, cols=sess.cols, env=env, cwd=cwd)
+    ctx = ctx_factory(rec)
+    try:
+        script(ctx)
+    except Exception as e:  # keep the other sessions going; the error is in the report
+        print(f"!! session {sess.name} failed: {e}", flush=True)
+        (base / "error.txt").write_text(str(e))
+    finally:
+        rec.close()
+        reap(home)
+    return ctx.made
+
+
+def capture(only: str | None, *, agent: str, sessions: list, out: Path, bin_: Path,
+            install: Callable[[], None], start_mock: Callable[[Path], Mock],
+            run: Callable[[object, Mock, str | None, dict], list[str]], title: str) -> None:
+    """Run the sessions (`--only`: a session name, or a fixture name whose session runs) against
+    one mock, merging each session's entries into out/index.toml as it ends."""
+    if not bin_.exists():
+        install()
+    out.mkdir(parents=True, exist_ok=True)
+    logs = AGENTS / f"{agent}-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    mock = start_mock(logs / f"mock-{int(time.time())}.jsonl")
+    print(f"mock on port {mock.port}, log {mock.log}", flush=True)
+    index = load_index(out)
+    try:
+        for sess in sessions:
+            if only and only != sess.name and not only.startswith(f"{sess.cols}x{sess.rows}-"):
+                continue
+            run(sess, mock, only, index)
+            write_merged_index(out, index, title)
+    finally:
+        mock.close()
+
+
+def main(doc: str, *, install: Callable[[], None], capture: Callable[[str | None], None],
+         sessions: list, describe: Callable[[object], str]) -> None:
+    """The drivers' CLI: install | capture [--only NAME] | list (one `describe(session)` a line)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("install")
+    c = sub.add_parser("capture")
+    c.add_argument("--only", help="a session name or a fixture name")
+    sub.add_parser("list")
+    a = ap.parse_args()
+    if a.cmd == "install":
+        install()
+    elif a.cmd == "capture":
+        capture(a.only)
+    else:
+        for s in sessions:
+            print(describe(s))

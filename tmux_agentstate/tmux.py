@@ -193,14 +193,17 @@ class Tmux:
     def _run_with_captures(self, cmds: list[list[str]], pane_ids, escapes: bool):
         """Run `cmds`, then capture each pane, in one tmux process. Each capture is preceded
         by a marker line, so the output splits back into (lines of `cmds`, {pane: screen})."""
-        cmds = list(cmds)
-        for pid in pane_ids:
-            cmds.append(["display-message", "-p", "-t", pid, _MARKER + pid])
+        cmds, pane_ids = list(cmds), list(pane_ids)
+        for i, pid in enumerate(pane_ids):
+            # the marker carries an index, not the pane id: display-message runs its text
+            # through strftime, where "%3" becomes " %3" (a field width)
+            cmds.append(["display-message", "-p", "-t", pid, f"{_MARKER}{i}"])
             cmds.append(["capture-pane", "-p", *(["-e"] if escapes else []), "-t", pid])
         lines, screens, current = [], {}, None
         for line in self.run(*cmds):
             if line.startswith(_MARKER):
-                current = screens.setdefault(line[len(_MARKER):], [])
+                i = line[len(_MARKER):]
+                current = screens.setdefault(pane_ids[int(i)] if i.isdigit() and int(i) < len(pane_ids) else i, [])
             elif current is not None:
                 current.append(line)
             else:

@@ -89,3 +89,13 @@ class Catalog:
             if m.identify.matches_process(name, cmdline):
                 return m
         return None
+
+    def for_foreground(self, fg) -> Manifest | None:
+        """The agent of a pane's foreground process group (procs.Foreground): its leader, or
+        one level down for wrappers (`npx`, `node …/codex.js`, a shell script)."""
+        if fg is None:
+            return None
+        manifest = self.for_process(fg.name, list(fg.cmdline), fg.hint)
+        for name, cmdline in fg.children:
+            manifest = manifest or self.for_process(name, list(cmdline))
+        return manifest

@@ -54,11 +54,7 @@ def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
     catalog = catalog or Catalog()
     info = find_pane(tmux, target)
     fg = None if info.dead else procs.foreground(info.pane_pid)
-    manifest = None
-    if fg is not None:
-        manifest = catalog.for_process(fg.name, list(fg.cmdline), fg.hint)
-        for name, cmdline in fg.children:
-            manifest = manifest or catalog.for_process(name, list(cmdline))
+    manifest = catalog.for_foreground(fg)
     screen = seeded_screen(info, tmux.capture_one(info.pane_id)[info.pane_id])
     match = manifest.evaluate(screen.view()) if manifest else None
     hook = Report.parse(info.report)

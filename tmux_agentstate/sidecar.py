@@ -324,12 +324,7 @@ class Sidecar:
             return (self.catalog.get(cached[1]) if cached[1] else None), pgid
         fg = procs.foreground(info.pane_pid)
         self._fg[info.pane_id] = fg
-        manifest = None
-        if fg is not None:
-            manifest = self.catalog.for_process(fg.name, list(fg.cmdline), fg.hint)
-            for name, cmdline in fg.children:
-                if manifest is None:
-                    manifest = self.catalog.for_process(name, list(cmdline))
+        manifest = self.catalog.for_foreground(fg)
         self._identity[info.pane_id] = (pgid, manifest.name if manifest else None)
         return manifest, pgid
 

@@ -47,3 +47,15 @@ def test_notify_cooldown_per_pane_and_state():
     assert n.should_notify("%1", "working", "blocked", 31)      # after the cooldown
     assert not n.should_notify("%1", "working", "idle", 40)     # turn end: opt-in only
     assert Notifier(NotifyConfig(on_idle=True)).should_notify("%1", "working", "idle", 40)
+
+
+def test_config_from_user_options():
+    from tmux_agentstate.config import Config
+    c = Config.from_tmux({"@agentstate-interval": "0.5", "@agentstate-intake": "capture",
+                          "@agentstate-capture-interval": "2", "@agentstate-icon-blocked": "B",
+                          "@agentstate-notify-cooldown": "5", "@agentstate-notify-idle": "on"})
+    assert (c.interval, c.intake, c.capture_interval, c.icons["blocked"]) == (0.5, "capture", 0.5, "B")
+    assert c.notify.cooldown == 5 and c.notify.on_idle
+    bad = Config.from_tmux({"@agentstate-interval": "fast", "@agentstate-intake": "magic"})
+    assert (bad.interval, bad.intake) == (0.7, "pipe")
+    assert Config.from_tmux({}, interval=30).interval == 10.0

@@ -114,7 +114,8 @@ def cmd_watch(args) -> int:
     import logging
     from logging.handlers import RotatingFileHandler
 
-    from .sidecar import Config, Sidecar
+    from .config import Config
+    from .sidecar import Sidecar
     tmux = _tmux(args)
     runtime = _runtime(tmux)
     if not runtime.acquire():

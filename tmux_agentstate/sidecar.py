@@ -1,10 +1,12 @@
 """The sidecar: one per tmux server. Watches agent panes, classifies, publishes options.
 
-Loop: wait on the pane FIFOs until the next deadline; feed bytes into each pane's screen; a
-pane whose screen changed is classified soon after (`settle`), but never more often than every
-`min_gap` seconds, so a prompt shows up fast and a 10 Hz spinner costs a few classifications a
-second at most; every `interval` a sweep re-reads panes, processes and reports (one tmux call)
-and publishes what changed (one tmux call).
+Pipe intake (default): wait on the pane FIFOs until the next deadline; feed bytes into each
+pane's screen; a pane whose changed rows could hold a prompt (its manifest's blocked patterns)
+is classified soon after (`settle`), never more often than every `min_gap`, and only a change
+into or out of `blocked` is published at once; every `interval` a sweep re-reads panes,
+processes and reports, classifies what changed (one tmux call) and publishes (one more).
+Capture intake: every `capture_interval` one tmux call lists the panes and captures every agent
+pane's screen as tmux renders it; changed screens get the same blocked pre-check.
 """
 from __future__ import annotations
 
@@ -18,60 +20,21 @@ from dataclasses import dataclass, field
 from . import procs
 from .catalog import Catalog
 from .combine import PaneState, Report, combine, newest, report_from_claude_session
+from .config import URGENCY, Config
 from .fresh import seeded_screen
 from .intake import FifoIntake
 from .manifest import Manifest
-from .notify import Notifier, NotifyConfig, ring
+from .notify import Notifier, ring
 from .runtime import Runtime
 from .screen import CapturedScreen, PaneScreen
 from .tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
-URGENCY = {"blocked": 3, "working": 2, "idle": 1}
 PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since", "@agentstate_source",
                 "@agentstate_detail")
 DETAIL_MAX = 200
 COALESCE = 0.05
-
-
-@dataclass
-class Config:
-    intake: str = "pipe"           # pipe: parse each agent pane's bytes; capture: read tmux's
-                                   # own rendering (capture-pane) of every agent pane each tick
-    interval: float = 0.7          # the sweep: backstop for everything
-    capture_interval: float = 0.3  # capture intake: how often the screens are read
-    settle: float = 0.05           # classify this long after a change...
-    min_gap: float = 0.15          # ...but a pane at most once per min_gap
-    flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
-    report_lifetime: float = 30.0
-    icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})
-    styles: dict = field(default_factory=lambda: {"blocked": "fg=red,bold", "working": "fg=yellow",
-                                                  "idle": "fg=green"})
-    notify: NotifyConfig = field(default_factory=NotifyConfig)
-
-    @classmethod
-    def from_tmux(cls, options: dict[str, str], interval: float | None = None) -> "Config":
-        c = cls()
-        try:
-            c.interval = float(options.get("@agentstate-interval", c.interval))
-        except ValueError:
-            pass
-        if interval:
-            c.interval = interval
-        c.interval = min(max(c.interval, 0.1), 10.0)
-        intake = options.get("@agentstate-intake", c.intake)
-        c.intake = intake if intake in ("pipe", "capture") else c.intake
-        try:
-            c.capture_interval = min(max(float(options.get("@agentstate-capture-interval",
-                                                           c.capture_interval)), 0.1), c.interval)
-        except ValueError:
-            pass
-        for s in URGENCY:
-            c.icons[s] = options.get(f"@agentstate-icon-{s}", c.icons[s])
-            c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
-        c.notify = NotifyConfig.from_options(options)
-        return c
 
 
 @dataclass

@@ -1,0 +1,47 @@
+"""The sidecar's settings, read from the user's `@agentstate-*` tmux options. Pure."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .notify import NotifyConfig
+
+URGENCY = {"blocked": 3, "working": 2, "idle": 1}
+
+
+@dataclass
+class Config:
+    intake: str = "pipe"           # pipe: parse each agent pane's bytes; capture: read tmux's
+                                   # own rendering (capture-pane) of every agent pane each tick
+    interval: float = 0.7          # the sweep: backstop for everything
+    capture_interval: float = 0.3  # capture intake: how often the screens are read
+    settle: float = 0.05           # classify this long after a change...
+    min_gap: float = 0.15          # ...but a pane at most once per min_gap
+    flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
+    report_lifetime: float = 30.0
+    icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})
+    styles: dict = field(default_factory=lambda: {"blocked": "fg=red,bold", "working": "fg=yellow",
+                                                  "idle": "fg=green"})
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
+
+    @classmethod
+    def from_tmux(cls, options: dict[str, str], interval: float | None = None) -> "Config":
+        c = cls()
+        try:
+            c.interval = float(options.get("@agentstate-interval", c.interval))
+        except ValueError:
+            pass
+        if interval:
+            c.interval = interval
+        c.interval = min(max(c.interval, 0.1), 10.0)
+        intake = options.get("@agentstate-intake", c.intake)
+        c.intake = intake if intake in ("pipe", "capture") else c.intake
+        try:
+            c.capture_interval = min(max(float(options.get("@agentstate-capture-interval",
+                                                           c.capture_interval)), 0.1), c.interval)
+        except ValueError:
+            pass
+        for s in URGENCY:
+            c.icons[s] = options.get(f"@agentstate-icon-{s}", c.icons[s])
+            c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
+        c.notify = NotifyConfig.from_options(options)
+        return c

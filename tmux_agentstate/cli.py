@@ -268,10 +268,7 @@ def cmd_send(args) -> int:
              f"({lk.state.detail.strip()[:80]!r}); nothing typed. Use: tmux-agentstate answer "
              f"{lk.info.pane_id} CHOICE")
         return EXIT_REFUSED
-    cmds = [["send-keys", "-t", lk.info.pane_id, "-l", "--", args.text]]
-    if not args.no_enter:
-        cmds.append(["send-keys", "-t", lk.info.pane_id, "Enter"])
-    _tmux(args).run(*cmds)
+    _tmux(args).send_text(lk.info.pane_id, args.text, enter=not args.no_enter)
     return 0
 
 

@@ -43,7 +43,7 @@ def answer(tmux: Tmux, pane: str, choice: str) -> str:
     keys = lk.manifest.answers.get(choice)
     if not keys:
         return f"{lk.manifest.name} has no {choice!r} answer: nothing typed"
-    tmux.run(["send-keys", "-t", lk.info.pane_id, *keys])
+    tmux.send_keys(lk.info.pane_id, keys)
     return f"answered {choice} in {lk.info.address}"
 
 

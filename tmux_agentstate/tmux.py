@@ -268,3 +268,14 @@ class Tmux:
         except TmuxError:
             if client:
                 raise
+
+    def send_text(self, pane_id: str, text: str, enter: bool = True) -> None:
+        """Type text literally (`-l`: no key names, no format), then Enter."""
+        cmds = [["send-keys", "-t", pane_id, "-l", "--", text]]
+        if enter:
+            cmds.append(["send-keys", "-t", pane_id, "Enter"])
+        self.run(*cmds)
+
+    def send_keys(self, pane_id: str, keys: list[str]) -> None:
+        """Press tmux key names (a manifest's [answers], e.g. "Escape", "1")."""
+        self.run(["send-keys", "-t", pane_id, *keys])

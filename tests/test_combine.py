@@ -47,6 +47,9 @@ def test_notify_cooldown_per_pane_and_state():
     assert n.should_notify("%1", "working", "blocked", 31)      # after the cooldown
     assert not n.should_notify("%1", "working", "idle", 40)     # turn end: opt-in only
     assert Notifier(NotifyConfig(on_idle=True)).should_notify("%1", "working", "idle", 40)
+    # a pane someone looked at a moment ago does not call them back
+    assert not n.should_notify("%3", "working", "blocked", 100, seen_at=95)
+    assert n.should_notify("%3", "working", "blocked", 100, seen_at=60)
 
 
 def test_config_from_user_options():

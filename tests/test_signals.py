@@ -145,3 +145,36 @@ def test_notify_command_gets_pane_text_as_arguments_once(tmux_server, sidecar, t
     assert calls[0][:3] == [pane, "claude", "blocked"]
     assert calls[0][3].startswith("Do you want to proceed? $(touch")
     assert not marker.exists()
+
+
+def test_a_client_looking_at_the_pane_marks_it_seen_and_others_get_told(tmux_server, sidecar, tmp_path):
+    """A real client (attached from inside a pane of a second tmux server)."""
+    out = tmp_path / "notified.jsonl"
+    recorder = tmp_path / "notify.py"
+    recorder.write_text("import json, sys\nopen(%r, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n" % str(out))
+    tmux_server.cmd("set-option", "-g", "@agentstate-notify-command", f"{sys.executable} {recorder}")
+    go = tmp_path / "go"
+    held = f"while [ ! -e {go} ]; do sleep 0.05; done; cat {BLOCKED.path}; exec sleep 600"
+    watched = tmux_server.new_pane(f"env AGENTSTATE_AGENT=claude sh -c '{held}'", rows=BLOCKED.rows, cols=BLOCKED.cols)
+    other = tmux_server.new_pane(f"env AGENTSTATE_AGENT=claude sh -c '{held}'", rows=BLOCKED.rows, cols=BLOCKED.cols)
+    session = tmux_server.cmd("display-message", "-p", "-t", watched, "#{session_name}")
+    outer = f"{tmux_server.name}-outer"
+    env = dict(os.environ)
+    env.pop("TMUX", None)
+    subprocess.run(["tmux", "-L", outer, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50",
+                    f"tmux -L {tmux_server.name} attach -t {session}"], env=env, check=True)
+    try:
+        wait_for(lambda: session in tmux_server.cmd("list-clients", "-F", "#{session_name}"), message="client attached")
+        sidecar(interval=0.3).start()
+        time.sleep(1.0)
+        go.touch()
+        wait_for(lambda: tmux_server.state(watched) == "blocked" and tmux_server.state(other) == "blocked",
+                 message="both blocked")
+        wait_for(lambda: tmux_server.option(watched, "@agentstate_seen") == "1", message="seen")
+        assert tmux_server.option(other, "@agentstate_seen") == "0"
+        wait_for(lambda: out.exists() and out.read_text().strip(), message="notified")
+        time.sleep(1.0)
+        calls = [json.loads(l) for l in out.read_text().splitlines()]
+        assert [c[0] for c in calls] == [other]  # the pane on screen was not announced
+    finally:
+        subprocess.run(["tmux", "-L", outer, "kill-server"], capture_output=True)

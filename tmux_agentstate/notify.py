@@ -39,8 +39,13 @@ class Notifier:
     config: NotifyConfig
     _last: dict = field(default_factory=dict)  # (pane, state) → time of the last notification
 
-    def should_notify(self, pane: str, old: str | None, new: str | None, now: float) -> bool:
+    def should_notify(self, pane: str, old: str | None, new: str | None, now: float,
+                      seen_at: float | None = None) -> bool:
+        """`seen_at`: when a client last showed the pane. Someone who looked at it within the
+        cooldown has seen the prompt come and go: a redraw does not call them back."""
         if not self.config.enabled or new is None or new == old:
+            return False
+        if seen_at is not None and now - seen_at < self.config.cooldown:
             return False
         wanted = new == "blocked" or (self.config.on_idle and new == "idle" and old == "working")
         if not wanted:

@@ -32,7 +32,7 @@ from .tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux
 log = logging.getLogger("tmux_agentstate.sidecar")
 
 PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since", "@agentstate_source",
-                "@agentstate_detail")
+                "@agentstate_detail", "@agentstate_seen")
 DETAIL_MAX = 200
 COALESCE = 0.05
 
@@ -55,6 +55,7 @@ class PaneWatch:
     screen_state: str | None = None    # the screen rules' own verdict, last classification
     screen_changed_at: float = 0.0     # unix time that verdict last changed (0: unknown)
     session: Report | None = None      # Claude's session file, as a report
+    seen_at: float | None = None       # unix time a client last showed this pane
     fg: procs.Foreground | None = None
 
 
@@ -246,6 +247,10 @@ class Sidecar:
             if w.mode == "pipe" and info.piped is False and not w.need_seed:
                 w.need_seed = True  # our pipe was closed under us (another plugin?): re-pipe
                 self._attach(w, batch)
+        wall = time.time()
+        for c in self._clients:  # focusing a pane marks it seen
+            if not c.control and c.pane_id in self.panes:
+                self.panes[c.pane_id].seen_at = wall
         for gone in set(self.panes) - seen:  # pane killed: tmux closed its pipe already
             self.intake.close(gone)
             del self.panes[gone]
@@ -367,7 +372,8 @@ class Sidecar:
             if w.state is None or new is None or new.state != w.state.state:
                 w.since = wall
                 old = w.state.state if w.state else None
-                if new and self.notifier.should_notify(w.info.pane_id, old, new.state, wall):
+                if new and self.notifier.should_notify(w.info.pane_id, old, new.state, wall,
+                                                       seen_at=w.seen_at):
                     self._notes.append((w, new.state, old))
                 log.info("%s (%s) %s: %s → %s [%s] %s", w.info.pane_id, w.info.address,
                          w.manifest.name, w.state.state if w.state else "-",
@@ -384,6 +390,8 @@ class Sidecar:
             # the prompt line, for blocked only: a working row's timer would change every second
             "@agentstate_detail": (tmux_quote(_one_line(st.detail)[:DETAIL_MAX])
                                    if st.state == "blocked" else "") if st else None,
+            # a client has shown the pane since its state last changed
+            "@agentstate_seen": ("1" if (w.seen_at or 0) >= w.since else "0") if st else None,
         }
         for name, value in want.items():
             if w.published.get(name, "<unset>") != value:

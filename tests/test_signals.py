@@ -23,6 +23,13 @@ def hook(server, pane, agent, event, payload=None, env_extra=None):
                           input=json.dumps(payload or {}), capture_output=True, text=True, env=env)
 
 
+def use_notify_recorder(server, tmp_path, out):
+    """@agentstate-notify-command = a script appending its argv, as JSON, to `out`."""
+    recorder = tmp_path / "notify.py"
+    recorder.write_text("import json, sys\nopen(%r, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n" % str(out))
+    server.cmd("set-option", "-g", "@agentstate-notify-command", f"{sys.executable} {recorder}")
+
+
 def cli(server, *args):
     env = dict(os.environ)
     env.pop("TMUX", None)
@@ -129,9 +136,7 @@ def test_explain_names_every_signal(tmux_server):
 def test_notify_command_gets_pane_text_as_arguments_once(tmux_server, sidecar, tmp_path):
     out = tmp_path / "notified.jsonl"
     marker = tmp_path / "pwned"
-    recorder = tmp_path / "notify.py"
-    recorder.write_text("import json, sys\nopen(%r, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n" % str(out))
-    tmux_server.cmd("set-option", "-g", "@agentstate-notify-command", f"{sys.executable} {recorder}")
+    use_notify_recorder(tmux_server, tmp_path, out)
     evil = tmp_path / "evil.raw"
     evil.write_bytes((f"\x1b[?1049h\x1b[HDo you want to proceed? $(touch {marker}) `touch {marker}`\r\n"
                       " \u276f 1. Yes\r\n Esc to cancel \u00b7 Tab to amend").encode())
@@ -150,9 +155,7 @@ def test_notify_command_gets_pane_text_as_arguments_once(tmux_server, sidecar, t
 def test_a_client_looking_at_the_pane_marks_it_seen_and_others_get_told(tmux_server, sidecar, tmp_path):
     """A real client (attached from inside a pane of a second tmux server)."""
     out = tmp_path / "notified.jsonl"
-    recorder = tmp_path / "notify.py"
-    recorder.write_text("import json, sys\nopen(%r, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n" % str(out))
-    tmux_server.cmd("set-option", "-g", "@agentstate-notify-command", f"{sys.executable} {recorder}")
+    use_notify_recorder(tmux_server, tmp_path, out)
     go = tmp_path / "go"
     held = f"while [ ! -e {go} ]; do sleep 0.05; done; cat {BLOCKED.path}; exec sleep 600"
     watched = tmux_server.new_pane(f"env AGENTSTATE_AGENT=claude sh -c '{held}'", rows=BLOCKED.rows, cols=BLOCKED.cols)

@@ -72,6 +72,8 @@ QUESTION_TEXT = (
     "still pass.\n\nWould you like me to add a regression test?"
 )
 FILE_RE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.[A-Za-z0-9]{1,6})(?![\w.])")
+# an absolute file path in the prompt (Qwen Code's write_file wants one); only the patch scenario
+ABS_FILE_RE = re.compile(r"(?<![\w/.-])(/(?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,6})(?![\w.])")
 
 
 def log(entry: dict) -> None:
@@ -100,7 +102,7 @@ def choose(text: str, tool_result: bool) -> dict:
         if fm:
             return {"kind": "mention", "file": fm.group(1)}
     if re.search(r"\b(create|edit|patch|write|add)\b", low):
-        fm = FILE_RE.search(text)
+        fm = ABS_FILE_RE.search(text) or FILE_RE.search(text)
         if fm:
             return {"kind": "patch", "file": fm.group(1)}
     if re.search(r"\b(think|ponder|take your time|deliberate)\b", low):
@@ -395,6 +397,9 @@ def serve_responses(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
 # Chat Completions
 
 AIDER_REMINDER = re.compile(r"\n+# \*SEARCH/REPLACE block\* Rules:|\n+To suggest changes to a file you MUST")
+# Qwen Code prefixes the user's text with <system-reminder> blocks (skills list, date) full of
+# backticks and file names; they are cut out before choosing
+SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.S)
 
 
 def chat_last_user(body: dict) -> tuple[str, bool, str]:
@@ -405,7 +410,7 @@ def chat_last_user(body: dict) -> tuple[str, bool, str]:
             c = m.get("content")
             last_user = c if isinstance(c, str) else "".join(
                 p.get("text", "") for p in c or [] if isinstance(p, dict))
-    last_user = AIDER_REMINDER.split(last_user, 1)[0]
+    last_user = SYSTEM_REMINDER.sub("", AIDER_REMINDER.split(last_user, 1)[0])
     if msgs and msgs[-1].get("role") == "tool":
         c = msgs[-1].get("content")
         return last_user, True, c if isinstance(c, str) else json.dumps(c)
@@ -456,8 +461,8 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
     text, tool_result, tool_out = chat_last_user(body)
     sc = choose(text, tool_result)
     tools = body.get("tools") or []
-    if any(m.get("role") == "system" and isinstance(m.get("content"), str)
-           and "commit message" in m["content"] for m in body.get("messages") or []):
+    if not tools and any(m.get("role") == "system" and isinstance(m.get("content"), str)
+                         and "commit message" in m["content"] for m in body.get("messages") or []):
         sc = {"kind": "side", "was": sc["kind"]}   # Aider's commit-message side call
     title_call = not tools and any(
         isinstance(m.get("content"), str) and "title generator" in m["content"]

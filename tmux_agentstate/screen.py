@@ -259,11 +259,6 @@ class PaneScreen:
             self._cells.resize(rows, cols)
             self.dirty = True
 
-    def reset(self) -> None:
-        """Forget everything (before a re-seed from capture-pane)."""
-        rows, cols = self.lines, self.columns
-        self.__init__(rows, cols)
-
     # -- output -----------------------------------------------------------------------------------
     @property
     def lines(self) -> int:
@@ -280,10 +275,6 @@ class PaneScreen:
     @property
     def on_alt_screen(self) -> bool:
         return self._cells.on_alt_screen
-
-    @property
-    def stream_errors(self) -> int:
-        return self._stream.errors
 
     @property
     def invalid_utf8(self) -> int:

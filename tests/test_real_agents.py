@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -399,8 +400,13 @@ def test_codex_default_launch_needs_one_time_hook_trust(tmux_server, sidecar, co
     sidecar(interval=INTERVAL).start()
     agent = codex_start(tmux_server, codex_home)
     agent.wait_text(CODEX_REVIEW, "Trust all and continue", timeout=60)
-    agent.keys("Down")
-    time.sleep(0.3)
+    # move to "2. Trust all and continue" and press Enter only once the selection is there:
+    # a Down that lands before the dialog takes keys would make Enter open the review screen
+    deadline = time.time() + 20
+    while not re.search(r"›\s*2\. Trust all and continue", agent.screen()):
+        assert time.time() < deadline, agent.screen()
+        agent.keys("Down")
+        time.sleep(0.5)
     agent.keys("Enter")
     agent.wait_text("? for shortcuts", timeout=30)
     config = (codex_home.home / "config.toml").read_text()

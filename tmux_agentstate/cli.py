@@ -273,19 +273,13 @@ def cmd_send(args) -> int:
 
 
 def cmd_answer(args) -> int:
-    from .popup import answer
-    lk = _look(args)
-    if lk.state is None or lk.state.state != "blocked":
-        _err(f"{lk.info.pane_id} ({lk.info.address}) is not blocked "
-             f"({lk.state.state if lk.state else 'no agent'}); nothing typed")
-        return EXIT_REFUSED
-    if args.choice not in lk.manifest.answers:
-        _err(f"{lk.manifest.name} dialogs take: {', '.join(sorted(lk.manifest.answers)) or 'no answers'}"
-             f" (not {args.choice!r}); nothing typed")
-        return EXIT_FAIL
-    message = answer(_tmux(args), lk.info.pane_id, args.choice)
-    print(message)
-    return 0 if message.startswith("answered") else EXIT_REFUSED
+    from .fresh import answer
+    code, message = answer(_tmux(args), _look(args), args.choice)
+    if code:
+        _err(message)
+    else:
+        print(message)
+    return code
 
 
 def _add_server(p) -> None:

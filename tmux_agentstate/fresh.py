@@ -41,6 +41,32 @@ def seeded_screen(info: PaneInfo, capture: str) -> PaneScreen:
     return screen
 
 
+def session_report(manifest: Manifest | None, fg: procs.Foreground | None) -> Report | None:
+    """The agent's own session file as a report (Claude Code only, so far)."""
+    if manifest is None or manifest.name != "claude" or fg is None:
+        return None
+    found = procs.claude_session(fg)
+    return report_from_claude_session(*found) if found else None
+
+
+EXIT_OK, EXIT_FAIL, EXIT_REFUSED = 0, 1, 3
+
+
+def answer(tmux: Tmux, lk: Look, choice: str) -> tuple[int, str]:
+    """Type a blocked dialog's answer keys (the manifest's [answers]) after a fresh look.
+    Returns (exit code, message); nothing is typed unless the code is 0."""
+    if lk.state is None or lk.state.state != "blocked":
+        return EXIT_REFUSED, (f"{lk.info.pane_id} ({lk.info.address}) is not blocked "
+                              f"({lk.state.state if lk.state else 'no agent'}); nothing typed")
+    keys = lk.manifest.answers.get(choice)
+    if not keys:
+        return EXIT_FAIL, (f"{lk.manifest.name} dialogs take: "
+                           f"{', '.join(sorted(lk.manifest.answers)) or 'no answers'} "
+                           f"(not {choice!r}); nothing typed")
+    tmux.send_keys(lk.info.pane_id, keys)
+    return EXIT_OK, f"answered {choice} in {lk.info.address}: {lk.state.detail.strip()[:80]}"
+
+
 def find_pane(tmux: Tmux, target: str) -> PaneInfo:
     pane_id = tmux.run(["display-message", "-p", "-t", target, "#{pane_id}"])[0]
     panes, _ = tmux.panes_and_clients()
@@ -58,10 +84,7 @@ def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
     screen = seeded_screen(info, tmux.capture_one(info.pane_id)[info.pane_id])
     match = manifest.evaluate(screen.view()) if manifest else None
     hook = Report.parse(info.report)
-    session = None
-    if manifest is not None and manifest.name == "claude" and fg is not None:
-        found = procs.claude_session(fg)
-        session = report_from_claude_session(*found) if found else None
+    session = session_report(manifest, fg)
     state = combine(manifest is not None, match, newest(hook, session), time.time())
     return Look(info, fg, manifest, screen, match, hook, session, state)
 

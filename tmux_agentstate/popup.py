@@ -33,18 +33,11 @@ def format_row(r: dict, now: float, width: int) -> str:
 
 def answer(tmux: Tmux, pane: str, choice: str) -> str:
     """Answer a dialog after a fresh look (the prompt may be gone since the list was drawn)."""
-    from .fresh import look
+    from . import fresh
     try:
-        lk = look(tmux, pane)
+        return fresh.answer(tmux, fresh.look(tmux, pane), choice)[1]
     except TmuxError as e:
         return f"cannot look at {pane}: {e}"
-    if lk.state is None or lk.state.state != "blocked":
-        return f"{pane} is no longer blocked: nothing typed"
-    keys = lk.manifest.answers.get(choice)
-    if not keys:
-        return f"{lk.manifest.name} has no {choice!r} answer: nothing typed"
-    tmux.send_keys(lk.info.pane_id, keys)
-    return f"answered {choice} in {lk.info.address}"
 
 
 def run_popup(tmux: Tmux, load, client: str | None = None) -> int:

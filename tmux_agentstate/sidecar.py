@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from . import procs
 from .catalog import Catalog
-from .combine import PaneState, Report, combine, newest, report_from_claude_session
+from .combine import PaneState, Report, combine, newest
 from .config import URGENCY, Config
-from .fresh import seeded_screen
+from .fresh import seeded_screen, session_report
 from .intake import FifoIntake
 from .manifest import Manifest
 from .notify import Notifier, ring
@@ -235,8 +235,7 @@ class Sidecar:
                 w = self._adopt(info, manifest, pgid, batch)
                 adopted.append(w)
             else:
-                if manifest.name == "claude":
-                    self._read_session(w)
+                self._read_session(w)
                 if (info.height, info.width) != (w.info.height, w.info.width):
                     w.screen.resize(info.height, info.width)
                 if info.report != w.info.report:
@@ -301,8 +300,7 @@ class Sidecar:
         if self.config.intake == "capture":
             w.mode, w.screen = "capture", CapturedScreen(info.height, info.width)
         w.fg = self._fg.get(info.pane_id)
-        if manifest.name == "claude":
-            self._read_session(w)
+        self._read_session(w)
         old = self.panes.get(info.pane_id)
         if old is not None:
             w.published, w.state, w.since = old.published, old.state, old.since
@@ -339,7 +337,7 @@ class Sidecar:
             elif w.need_seed and not w.flooding:
                 want.append(w)
         if fresh:
-            _, _, screens = self.tmux.listing([w.info.pane_id for w in fresh])
+            screens = self.tmux.capture([w.info.pane_id for w in fresh], escapes=False)
             for w in fresh:
                 if w.info.pane_id in screens:
                     w.screen.update(screens[w.info.pane_id], w.info.cursor_y, w.info.title)
@@ -453,8 +451,7 @@ class Sidecar:
             self._refresh_clients(batch)
 
     def _read_session(self, w: PaneWatch) -> None:
-        found = procs.claude_session(w.fg) if w.fg else None
-        session = report_from_claude_session(*found) if found else None
+        session = session_report(w.manifest, w.fg)
         if session != w.session:
             w.session = session
             w.screen.dirty = True  # re-combine at this sweep

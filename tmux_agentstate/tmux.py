@@ -210,25 +210,26 @@ class Tmux:
                 lines.append(line)
         return lines, {k: "\n".join(v) for k, v in screens.items()}
 
-    def capture(self, pane_ids: list[str]) -> dict[str, str]:
-        """Visible screens with escapes (`capture-pane -p -e`), all panes in one call."""
+    def capture(self, pane_ids: list[str], escapes: bool = True) -> dict[str, str]:
+        """Visible screens (`capture-pane -p`, with `-e` escapes by default), one call."""
         if not pane_ids:
             return {}
         try:
-            return self._run_with_captures([], pane_ids, escapes=True)[1]
+            return self._run_with_captures([], pane_ids, escapes=escapes)[1]
         except ServerGone:
             raise
         except TmuxError:  # a pane vanished between list and capture: capture one by one
             out = {}
             for pid in pane_ids:
                 try:
-                    out.update(self.capture_one(pid))
+                    out.update(self.capture_one(pid, escapes))
                 except TmuxError:
                     pass
             return out
 
-    def capture_one(self, pane_id: str) -> dict[str, str]:
-        return {pane_id: "\n".join(self.run(["capture-pane", "-p", "-e", "-t", pane_id]))}
+    def capture_one(self, pane_id: str, escapes: bool = True) -> dict[str, str]:
+        return {pane_id: "\n".join(self.run(["capture-pane", "-p", *(["-e"] if escapes else []),
+                                               "-t", pane_id]))}
 
     def global_options(self, prefix: str = "@agentstate") -> dict[str, str]:
         """User options (`@agentstate-*`) as set in tmux.conf."""

@@ -134,13 +134,14 @@ def cmd_load(args) -> None:
                 b.pane(cmd, fx.rows, fx.cols)
             time.sleep(2)
             rows = []
-            for intake in ("pipe", "capture"):
+            watchers = args.watchers.split(",")
+            for intake in [w for w in ("pipe", "emulate", "capture") if w in watchers]:
                 sc = b.sidecar(args.interval, intake)
                 time.sleep(5)  # let it adopt and seed every pane
                 rows.append((f"sidecar ({intake} intake)", measure(sc.pid, args.seconds, b.server_pid)))
                 sc.terminate()
                 sc.wait()
-            for mode in ("naive", "batched"):
+            for mode in [w for w in ("naive", "batched") if w in watchers]:
                 p = b.spawn(__file__, "_poller", b.name, mode, str(args.interval))
                 time.sleep(3)
                 rows.append((f"{mode} capture-pane poller", measure(p.pid, args.seconds, b.server_pid)))
@@ -311,14 +312,16 @@ def main() -> int:
     lo.add_argument("--seconds", type=float, default=60)
     lo.add_argument("--rate", type=int, default=750)
     lo.add_argument("--interval", type=float, default=0.7)
+    lo.add_argument("--watchers", default="pipe,emulate,capture,naive,batched",
+                    help="which of pipe,emulate,capture,naive,batched to measure")
     fl = sub.add_parser("flood")
     fl.add_argument("--mb", type=int, default=50)
-    fl.add_argument("--intake", choices=("pipe", "capture"), default="pipe")
+    fl.add_argument("--intake", choices=("pipe", "emulate", "capture"), default="pipe")
     ac = sub.add_parser("accuracy")
     ac.add_argument("--minutes", type=float, default=5)
     ac.add_argument("--agents", type=int, default=6)
     ac.add_argument("--interval", type=float, default=0.7)
-    ac.add_argument("--intake", choices=("pipe", "capture"), default="pipe")
+    ac.add_argument("--intake", choices=("pipe", "emulate", "capture"), default="pipe")
     args = ap.parse_args()
     {"load": cmd_load, "flood": cmd_flood, "accuracy": cmd_accuracy}[args.cmd](args)
     return 0

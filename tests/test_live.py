@@ -11,7 +11,7 @@ INTERVAL = 0.3
 SLACK = 0.35  # the option poll below, process scheduling on a loaded 2-core machine
 
 
-@pytest.mark.parametrize("intake", ["pipe", "capture"])
+@pytest.mark.parametrize("intake", ["pipe", "emulate", "capture"])
 def test_live_agent_working_blocked_working_idle(tmux_server, sidecar, tmp_path, intake):
     truth = tmp_path / "truth"
     sidecar(interval=INTERVAL, intake=intake).start()

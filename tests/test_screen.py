@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from tmux_agentstate.screen import PaneScreen, replay
+from tmux_agentstate.screen import CapturedScreen, PaneScreen, replay
 
 
 def feed_all(data: bytes, rows=5, cols=40, chunk=None) -> PaneScreen:
@@ -116,3 +116,22 @@ def test_garbage_never_raises():
     s.flush()
     rows = s.rows()
     assert len(rows) == 6 and all(len(r) <= 20 for r in rows)
+
+
+def test_captured_screen_keeps_codex_state_report_from_bytes_cut_anywhere():
+    """The pipe intake does not parse bytes, but Codex's `OSC 7501` state must still reach the
+    rules: picked out by a byte search, whichever read boundary cuts it."""
+    data = (b"\x1b[2J text \x1b]7501;state=working\x07 spinner \x1b]0;title\x07"
+            b"\x1b]7501;state=blocked:app=codex\x1b\\ more text")
+    for cut in range(1, len(data)):
+        for split in (cut, max(1, cut // 2)):
+            screen = CapturedScreen()
+            for part in (data[:split], data[split:cut], data[cut:]):
+                screen.note_bytes(part)
+            assert screen.osc_state == "state=blocked:app=codex", (split, cut)
+    screen = CapturedScreen()
+    screen.note_bytes(b"\x1b]7501;state=idle" + b"x" * 5000)  # never terminated: dropped
+    screen.note_bytes(b"\x07")
+    assert screen.osc_state == ""
+    screen.note_bytes(b"\x1b]7501;state=done\x07")
+    assert screen.osc_state == "state=done" and "state=done" in screen.take_changed_text()

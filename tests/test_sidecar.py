@@ -17,7 +17,7 @@ def pick(state, agent):
 CASES = [(s, a) for a in ("claude", "codex") for s in ("blocked", "working", "idle") if pick(s, a)]
 
 
-@pytest.mark.parametrize("intake", ["pipe", "capture"])
+@pytest.mark.parametrize("intake", ["pipe", "emulate", "capture"])
 @pytest.mark.parametrize("state, agent", CASES, ids=[f"{a}-{s}" for s, a in CASES])
 def test_replayed_capture_reaches_its_true_state(tmux_server, sidecar, state, agent, intake):
     fx = pick(state, agent)
@@ -68,7 +68,7 @@ def test_agent_exit_unsets_options_and_pane_kill_removes_fifo(tmux_server, sidec
     wait_for(lambda: not fifo.exists(), message="fifo removed")
 
 
-@pytest.mark.parametrize("intake", ["pipe", "capture"])
+@pytest.mark.parametrize("intake", ["pipe", "emulate", "capture"])
 def test_sigkill_and_restart_is_right_at_the_first_sweep(tmux_server, sidecar, intake):
     blocked, idle = pick("blocked", "claude"), pick("idle", "codex")
     sc = sidecar(intake=intake).start()

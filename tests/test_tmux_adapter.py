@@ -1,5 +1,6 @@
 """The tmux adapter against a real server with enough panes that ids reach %10."""
 from conftest import wait_for
+from tmux_agentstate.tmux import ServerGone, Tmux, TmuxError
 
 
 def test_batched_captures_come_back_under_their_own_pane_ids(tmux_server):
@@ -15,3 +16,55 @@ def test_batched_captures_come_back_under_their_own_pane_ids(tmux_server):
     escaped = tmux_server.tmux.capture(panes)
     assert set(escaped) == set(panes) and "screen-of-10" in escaped[panes[10]]
     assert {p.pane_id for p in listed} >= set(panes)
+
+
+def test_control_client_runs_commands_literally_and_survives_pane_text(tmux_server):
+    """The sidecar's control-mode client: arguments reach tmux as they are (no `$`, `~`, `;`,
+    `#` or quote games), a capture of pane text that looks like the protocol's own guard
+    lines is returned as text, and a failing command is an error, not a hang."""
+    tmux = Tmux(socket_name=tmux_server.name)
+    tmux.use_control()
+    try:
+        tricky = "it's $HOME ~ ; {x} #{pane_id} \"q\" \\ %end 1 2 1"
+        tmux.run(["set-option", "-g", "@agentstate-test", tricky])
+        assert tmux_server.cmd("show-options", "-gqv", "@agentstate-test") == tricky
+        assert tmux.control.connected  # it went through the control client, not a process
+        pane = tmux_server.new_pane(
+            "sh -c 'printf \"%%end 1 2 1\\n%%begin 1 3 1\\n%%error 9 9 1\\nafter\\n\"; exec sleep 600'",
+            rows=6, cols=40)
+        wait_for(lambda: "after" in tmux_server.cmd("capture-pane", "-p", "-t", pane), message="text")
+        views = tmux.capture_views([pane])
+        assert views[pane].text.splitlines()[:4] == ["%end 1 2 1", "%begin 1 3 1", "%error 9 9 1", "after"]
+        assert (views[pane].rows, views[pane].cols) == (6, 40)
+        try:
+            tmux.run(["display-message", "-p", "ok"], ["capture-pane", "-p", "-t", "%999"])
+        except TmuxError as e:
+            assert "%999" in str(e)
+        else:
+            raise AssertionError("a failing command must raise")
+        assert tmux.run(["display-message", "-p", "still here"]) == ["still here"]
+        # a newline cannot travel in a control-mode line: that call takes a process instead
+        tmux.run(["set-option", "-g", "@agentstate-test", "two\nlines"])
+        assert tmux_server.cmd("show-options", "-gv", "@agentstate-test") == "two\nlines"
+        # the control client is attached to a session but never sizes its windows
+        clients = tmux_server.cmd("list-clients", "-F", "#{client_control_mode} #{client_flags}")
+        assert "ignore-size" in clients and clients.startswith("1 ")
+        assert tmux_server.cmd("display-message", "-p", "-t", pane, "#{window_height}") == "6"
+    finally:
+        tmux.close()
+    wait_for(lambda: tmux_server.cmd("list-clients") == "", message="control client gone")
+
+
+def test_control_client_reports_a_dead_server(tmux_server):
+    tmux = Tmux(socket_name=tmux_server.name)
+    tmux.use_control()
+    tmux.run(["display-message", "-p", "x"])
+    tmux_server.cmd("kill-server")
+    try:
+        tmux.run(["display-message", "-p", "x"])
+    except ServerGone:
+        pass
+    else:
+        raise AssertionError("a dead server must raise ServerGone")
+    finally:
+        tmux.close()

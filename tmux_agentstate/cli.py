@@ -12,6 +12,8 @@ import re
 import sys
 from pathlib import Path
 
+from .config import INTAKES
+
 EXIT_USAGE = 2
 EXIT_FAIL = 1
 
@@ -307,8 +309,10 @@ def build_parser() -> argparse.ArgumentParser:
         w = sub.add_parser(name, help=text)
         _add_server(w)
         w.add_argument("--interval", type=float, help="sweep interval in seconds (default 0.7)")
-        w.add_argument("--intake", choices=("pipe", "capture"),
-                       help="read panes by pipe-pane bytes (default) or by tmux's own rendering")
+        w.add_argument("--intake", choices=INTAKES,
+                       help="pipe (default): read tmux's rendering of a pane when pipe-pane says "
+                            "it changed; emulate: parse its bytes ourselves; capture: read every "
+                            "agent pane each tick")
         if name == "watch":
             w.add_argument("--quiet", action="store_true", help="exit 0 if one already runs")
             w.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")

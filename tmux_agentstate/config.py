@@ -6,16 +6,19 @@ from dataclasses import dataclass, field
 from .notify import NotifyConfig
 
 URGENCY = {"blocked": 3, "working": 2, "idle": 1}
+INTAKES = ("pipe", "emulate", "capture")
 
 
 @dataclass
 class Config:
-    intake: str = "pipe"           # pipe: parse each agent pane's bytes; capture: read tmux's
-                                   # own rendering (capture-pane) of every agent pane each tick
+    intake: str = "pipe"           # pipe: a pane's bytes (pipe-pane) say when to read tmux's own
+                                   # rendering of it; emulate: parse the bytes in our own screen;
+                                   # capture: read every agent pane's rendering each tick
     interval: float = 0.7          # the sweep: backstop for everything
     capture_interval: float = 0.3  # capture intake: how often the screens are read
-    settle: float = 0.05           # classify this long after a change...
-    min_gap: float = 0.15          # ...but a pane at most once per min_gap
+    settle: float = 0.05           # look at a pane this long after its bytes...
+    min_gap: float = 0.15          # ...emulate: classify a pane at most once per min_gap
+    read_gap: float = 0.2          # ...pipe: read changed panes' screens at most once per read_gap
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
     report_lifetime: float = 30.0
     icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})
@@ -34,7 +37,7 @@ class Config:
             c.interval = interval
         c.interval = min(max(c.interval, 0.1), 10.0)
         intake = options.get("@agentstate-intake", c.intake)
-        c.intake = intake if intake in ("pipe", "capture") else c.intake
+        c.intake = intake if intake in INTAKES else c.intake
         try:
             c.capture_interval = min(max(float(options.get("@agentstate-capture-interval",
                                                            c.capture_interval)), 0.1), c.interval)

@@ -313,13 +313,19 @@ class PaneScreen:
         return "\n".join(parts)
 
 
+_OSC_STATE = b"\x1b]7501;"  # Codex's own state report; tmux keeps no trace of it
+_OSC_MAX = 1024             # an unterminated report is waited for this far, then dropped
+
+
 class CapturedScreen:
     """A pane's screen as tmux itself rendered it (`capture-pane -p`): no emulation at all.
 
-    The `capture` intake: tmux already emulates every pane, so reading its rendering costs a
-    string split instead of a parse. What it cannot give is the OSC stream (Codex's
-    `OSC 7501` state): rules on `osc_state` see an empty string; the title comes from tmux's
-    `#{pane_title}`. Same interface as PaneScreen where the sidecar uses it.
+    tmux already emulates every pane, so reading its rendering costs a string split instead of
+    a parse. The title comes from tmux's `#{pane_title}`. The OSC stream is gone from tmux's
+    rendering; when the pane's bytes pass by anyway (the pipe intake), `note_bytes` picks out
+    the one OSC the rules read, Codex's `OSC 7501` state, with a byte search instead of a parse
+    (the capture intake has no bytes: rules on `osc_state` see an empty string there).
+    Same interface as PaneScreen where the sidecar uses it.
     """
 
     def __init__(self, rows: int = 32, cols: int = 120):
@@ -330,10 +336,37 @@ class CapturedScreen:
         self.title = ""
         self.osc_state = ""
         self.dirty = True
-        self._seen_title = ""
+        self._seen_meta = ("", "")
+        self._text = None
+        self._tail = b""  # bytes that may be the start of a report cut by a read
+
+    def note_bytes(self, data: bytes) -> None:
+        """Bytes the pane printed (not parsed): keep the last complete `OSC 7501` payload."""
+        buf = self._tail + data
+        keep = len(_OSC_STATE) - 1
+        i = buf.rfind(_OSC_STATE)
+        if i < 0:
+            self._tail = buf[-keep:]
+            return
+        ends = [j for j in (buf.find(b"\x07", i), buf.find(b"\x1b\\", i)) if j >= 0]
+        if not ends:  # cut by the read: wait for the rest, within bounds
+            self._tail = buf[i:] if len(buf) - i <= _OSC_MAX else buf[-keep:]
+            i = buf.rfind(_OSC_STATE, 0, i)  # an earlier complete one still counts
+            ends = [j for j in (buf.find(b"\x07", i), buf.find(b"\x1b\\", i)) if j >= 0] if i >= 0 else []
+            if not ends:
+                return
+        else:
+            self._tail = buf[-keep:]
+        payload = buf[i + len(_OSC_STATE):min(ends)].decode("utf-8", "replace")
+        if payload != self.osc_state:
+            self.osc_state = payload
+            self.dirty = True
 
     def update(self, text: str, cursor_row: int, title: str) -> bool:
         """Take a fresh capture; True if anything the rules read changed."""
+        if text == self._text and cursor_row == self.cursor_row and title == self.title:
+            return False  # the common case at a tick: an idle pane, one string compare
+        self._text = text
         rows = [line.rstrip() for line in text.split("\n")[: self.lines]]
         rows += [""] * (self.lines - len(rows))
         changed = {y for y, (a, b) in enumerate(zip(rows, self._rows)) if a != b}
@@ -349,26 +382,28 @@ class CapturedScreen:
         if (rows, cols) != (self.lines, self.columns):
             self.lines, self.columns = rows, cols
             self._rows = (self._rows + [""] * rows)[:rows]
+            self._text = None
             self.dirty = True
 
     def rows(self) -> list[str]:
         return list(self._rows)
 
     def view(self) -> ScreenView:
-        return ScreenView(list(self._rows), self.cursor_row, self.title, "")
+        return ScreenView(list(self._rows), self.cursor_row, self.title, self.osc_state)
 
     def take_view(self) -> ScreenView:
         self.dirty = False
         self._changed.clear()
-        self._seen_title = self.title
+        self._seen_meta = (self.title, self.osc_state)
         return self.view()
 
     def take_changed_text(self) -> str:
         parts = [self._rows[y] for y in sorted(self._changed) if y < self.lines]
         self._changed.clear()
-        if self.title != self._seen_title:
-            parts.append(self.title)
-            self._seen_title = self.title
+        meta = (self.title, self.osc_state)
+        if meta != self._seen_meta:
+            parts.extend(meta)
+            self._seen_meta = meta
         return "\n".join(parts)
 
 

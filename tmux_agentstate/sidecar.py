@@ -1,12 +1,17 @@
 """The sidecar: one per tmux server. Watches agent panes, classifies, publishes options.
 
-Pipe intake (default): wait on the pane FIFOs until the next deadline; feed bytes into each
-pane's screen; a pane whose changed rows could hold a prompt (its manifest's blocked patterns)
-is classified soon after (`settle`), never more often than every `min_gap`, and only a change
-into or out of `blocked` is published at once; every `interval` a sweep re-reads panes,
-processes and reports, classifies what changed (one tmux call) and publishes (one more).
-Capture intake: every `capture_interval` one tmux call lists the panes and captures every agent
-pane's screen as tmux renders it; changed screens get the same blocked pre-check.
+Every intake ends the same way: a pane whose changed rows could hold a prompt (its manifest's
+blocked patterns, a cheap pre-check) is classified at once, and only a change into or out of
+`blocked` is published at once; every `interval` a sweep re-reads panes, processes and reports,
+classifies what changed and publishes, in one batch. They differ in how a screen is known:
+- pipe (default): each agent pane's output goes through `pipe-pane` into a FIFO, but the bytes
+  are only a signal: `settle` after a pane printed, the screens of all panes that printed are
+  read as tmux itself rendered them (`capture-pane -p`, one round trip), at most every
+  `read_gap`. tmux has parsed those bytes already; a quiet pane costs nothing.
+- emulate: the same bytes are parsed by our own screen (`PaneScreen`), seeded from
+  `capture-pane -e`; a pane is pre-checked `settle` after its bytes, at most every `min_gap`.
+- capture: no pipes; every `capture_interval` one round trip lists the panes and reads every
+  agent pane's rendering.
 """
 from __future__ import annotations
 
@@ -43,7 +48,8 @@ class PaneWatch:
     manifest: Manifest
     pgid: int
     screen: PaneScreen | CapturedScreen
-    mode: str = "pipe"                 # pipe | capture (capture intake, or another plugin's pipe)
+    mode: str = "pipe"                 # pipe | emulate | capture (capture intake, or another
+                                       # plugin's pipe is on the pane)
     state: PaneState | None = None
     since: float = 0.0
     last_classified: float = 0.0
@@ -51,6 +57,7 @@ class PaneWatch:
     flooding: bool = False             # over budget: bytes are read and dropped
     need_seed: bool = True
     last_byte: float = 0.0
+    unread: bool = False               # pipe: bytes came since its screen was last read
     published: dict = field(default_factory=dict)
     screen_state: str | None = None    # the screen rules' own verdict, last classification
     screen_changed_at: float = 0.0     # unix time that verdict last changed (0: unknown)
@@ -79,6 +86,9 @@ class Sidecar:
         self.notifier = Notifier(self.config.notify)
         self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
         self._fg: dict[str, procs.Foreground | None] = {}
+        self._next_full = 0.0
+        self._read_at: float | None = None   # pipe: when to read the screens of panes that printed
+        self._last_read = 0.0
         self.sweeps = 0
         self.classifications = 0
 
@@ -91,6 +101,7 @@ class Sidecar:
         signal.signal(signal.SIGINT, self.stop)
         signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
         self._watch_manifests()
+        self.tmux.use_control()
         for e in self.catalog.errors:
             log.error("manifest error: %s", e)
         try:
@@ -103,10 +114,14 @@ class Sidecar:
                                         if self.config.intake == "capture" else self.config.interval)
                     continue
                 due = min(self._due.values(), default=next_sweep)
+                if self._read_at is not None:
+                    due = min(due, self._read_at)
                 ready = self.intake.wait(min(next_sweep, due) - now)
                 for pane_id in ready:
                     self._on_readable(pane_id)
                 now = time.monotonic()
+                if self._read_at is not None and self._read_at <= now:
+                    self._read_screens(now)
                 if self._due and min(self._due.values()) <= now:
                     self._classify_due(now)
                 if ready:
@@ -132,6 +147,7 @@ class Sidecar:
             self.tmux.apply(batch)
         except TmuxError:
             pass
+        self.tmux.close()
         self.intake.close_all()
         self.panes.clear()
 
@@ -168,6 +184,12 @@ class Sidecar:
             return
         now = time.monotonic()
         w.last_byte = now
+        if w.mode == "pipe":  # tmux renders these bytes; they only say the screen changed
+            w.screen.note_bytes(data)
+            w.unread = True
+            if self._read_at is None:
+                self._read_at = max(now + self.config.settle, self._last_read + self.config.read_gap)
+            return
         if w.flooding:
             return  # dropped; re-seeded from capture-pane once the flood stops
         if w.window_bytes + len(data) > self.config.flood_bytes:
@@ -180,29 +202,51 @@ class Sidecar:
         if pane_id not in self._due:
             self._due[pane_id] = max(now + self.config.settle, w.last_classified + self.config.min_gap)
 
+    def _read_screens(self, now: float) -> None:
+        """Pipe intake: read the screens of every pane that printed since its last read, as
+        tmux renders them, in one round trip; then the blocked pre-check."""
+        self._read_at, self._last_read = None, now
+        unread = [w for w in self.panes.values() if w.mode == "pipe" and w.unread]
+        for w in unread:
+            w.unread = False  # bytes read from here on ask for another read
+        views = self.tmux.capture_views([w.info.pane_id for w in unread])
+        self._early([w for w in unread if self._take_view(w, views.get(w.info.pane_id))])
+
+    def _take_view(self, w: PaneWatch, view) -> bool:
+        if view is None:
+            return False
+        w.screen.resize(view.rows, view.cols)
+        return w.screen.update(view.text, view.cursor_y, view.title)
+
     def _classify_due(self, now: float) -> None:
+        """Emulate intake: the pre-check for panes whose bytes were parsed `settle` ago."""
+        due = [pid for pid, at in self._due.items() if at <= now]
+        for pid in due:
+            del self._due[pid]
+        self._early([self.panes[pid] for pid in due if pid in self.panes])
+
+    def _early(self, changed: list[PaneWatch]) -> None:
         """Early classification of changed panes. Only a change into or out of `blocked` is
         published at once (that is what a person waits for); the rest waits for the sweep,
         so a busy pane does not cost a tmux call per classification."""
         batch = Batch()
-        for pane_id, due in list(self._due.items()):
-            w = self.panes.get(pane_id)
-            if w is None:
-                self._due.pop(pane_id, None)
-            elif due <= now:
-                self._due.pop(pane_id, None)
-                hint = w.manifest.blocked_hint
-                changed = w.screen.take_changed_text()
-                if not (hint is None or (w.state and w.state.state == "blocked")
-                        or hint.search(changed)):
-                    continue  # nothing that could start a prompt: the sweep has the rest
-                self._classify(w)
-                was = w.published.get("@agentstate")
-                if (w.state and w.state.state == "blocked") != (was == "blocked"):
-                    self._publish_pane(w, batch)
+        for w in changed:
+            if not self._could_be_blocked(w):
+                continue  # nothing that could start a prompt: the sweep has the rest
+            self._classify(w)
+            was = w.published.get("@agentstate")
+            if (w.state and w.state.state == "blocked") != (was == "blocked"):
+                self._publish_pane(w, batch)
         if batch:
             self._publish_aggregates(batch)
             self._apply(batch)
+
+    def _could_be_blocked(self, w: PaneWatch) -> bool:
+        """The cheap pre-check, on what changed since the last look only."""
+        if w.state is not None and w.state.state == "blocked":
+            return True  # an answered prompt must leave as fast as it came
+        hint = w.manifest.blocked_hint
+        return hint is None or hint.search(w.screen.take_changed_text()) is not None
 
     # -- the sweep -----------------------------------------------------------------------------
     def sweep(self) -> None:
@@ -214,14 +258,23 @@ class Sidecar:
             self._identity.clear()
             for w in self.panes.values():
                 w.screen.dirty = True
-        capture = [w.info.pane_id for w in self.panes.values() if w.mode == "capture"]
+        capture = [w.info.pane_id for w in self.panes.values()
+                   if w.mode == "capture" or (w.mode == "pipe" and w.unread)]
+        for pid in capture:
+            self.panes[pid].unread = False
         panes, self._clients, screens = self.tmux.listing(capture)
+        # the capture intake ticks every capture_interval for its screens; processes and
+        # session files are read once per interval, as with the pipe intake
+        now = time.monotonic()
+        full = self.config.intake != "capture" or now >= self._next_full
+        if full:
+            self._next_full = now + self.config.interval * 0.95
         batch = Batch()
         seen: set[str] = set()
         adopted: list[PaneWatch] = []
         for info in panes:
             seen.add(info.pane_id)
-            manifest, pgid = self._identify(info)
+            manifest, pgid = self._identify(info, reread=full)
             w = self.panes.get(info.pane_id)
             if manifest is None:
                 if w is not None:
@@ -235,15 +288,19 @@ class Sidecar:
                 w = self._adopt(info, manifest, pgid, batch)
                 adopted.append(w)
             else:
-                self._read_session(w)
+                if full:
+                    self._read_session(w)
                 if (info.height, info.width) != (w.info.height, w.info.width):
                     w.screen.resize(info.height, info.width)
+                    if w.mode == "pipe":  # tmux reflowed it; the agent may print nothing
+                        w.unread = True
+                        self._read_at = self._read_at or time.monotonic() + self.config.settle
                 if info.report != w.info.report:
                     w.screen.dirty = True  # a new report: re-combine
                 w.info = info
                 if info.pane_id in screens:
                     w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
-            if w.mode == "pipe" and info.piped is False and not w.need_seed:
+            if w.mode in ("pipe", "emulate") and info.piped is False and not w.need_seed:
                 w.need_seed = True  # our pipe was closed under us (another plugin?): re-pipe
                 self._attach(w, batch)
         wall = time.time()
@@ -272,21 +329,20 @@ class Sidecar:
         self._write_status()
 
     def _worth_classifying(self, w: PaneWatch, now: float) -> bool:
-        """Pipe intake: the sweep is the backstop, classify every changed screen. Capture
-        intake sweeps every tick: a changed screen gets the cheap blocked pre-check, and a full
+        """The sweep classifies every changed screen; but the capture intake sweeps every
+        tick: there a changed screen gets the cheap blocked pre-check, and a full
         classification only on a hit or once per `interval`."""
-        if w.mode != "capture" or now - w.last_classified >= self.config.interval * 0.95:
+        if self.config.intake != "capture" or now - w.last_classified >= self.config.interval * 0.95:
             return True
-        if w.state is not None and w.state.state == "blocked":
-            return True
-        hint = w.manifest.blocked_hint
-        return hint is None or hint.search(w.screen.take_changed_text()) is not None
+        return self._could_be_blocked(w)
 
-    def _identify(self, info: PaneInfo) -> tuple[Manifest | None, int]:
+    def _identify(self, info: PaneInfo, reread: bool = True) -> tuple[Manifest | None, int]:
         if info.dead:
             return None, 0
-        pgid = procs.foreground_pgid(info.pane_pid) or 0
         cached = self._identity.get(info.pane_id)
+        if cached and not reread:
+            return (self.catalog.get(cached[1]) if cached[1] else None), cached[0]
+        pgid = procs.foreground_pgid(info.pane_pid) or 0
         if cached and cached[0] == pgid:
             return (self.catalog.get(cached[1]) if cached[1] else None), pgid
         fg = procs.foreground(info.pane_pid)
@@ -296,9 +352,10 @@ class Sidecar:
         return manifest, pgid
 
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
-        w = PaneWatch(info, manifest, pgid, PaneScreen(info.height, info.width))
-        if self.config.intake == "capture":
-            w.mode, w.screen = "capture", CapturedScreen(info.height, info.width)
+        w = PaneWatch(info, manifest, pgid, CapturedScreen(info.height, info.width),
+                      mode=self.config.intake)
+        if w.mode == "emulate":
+            w.screen = PaneScreen(info.height, info.width)
         w.fg = self._fg.get(info.pane_id)
         self._read_session(w)
         old = self.panes.get(info.pane_id)
@@ -312,26 +369,25 @@ class Sidecar:
 
     def _attach(self, w: PaneWatch, batch: Batch) -> None:
         info = w.info
-        if w.mode == "capture" and isinstance(w.screen, CapturedScreen):
+        if w.mode == "capture":
             return
         foreign = info.piped and not (info.our_pipe and info.our_pipe.startswith(str(self.runtime.dir)))
         if foreign and info.pane_id not in self.intake.watching():
             w.mode = "capture"  # never steal another plugin's pipe (tmux-logging…)
             w.screen = CapturedScreen(info.height, info.width)
             return
-        w.mode = "pipe"
         fifo = self.intake.open(info.pane_id)
         batch.pipe_to_fifo(info.pane_id, str(fifo))
 
     def _seed(self, batch: Batch) -> None:
-        """Screens that must come from tmux now: new pipe panes and panes after a flood (with
-        escapes, to go on parsing their bytes), and capture panes not yet captured."""
+        """Screens that must come from tmux now: new emulated panes and panes after a flood
+        (with escapes, to go on parsing their bytes), and other new panes (plain)."""
         now = time.monotonic()
         want, fresh = [], []
         for w in self.panes.values():
             if w.flooding and now - w.last_byte >= self.config.settle * 2:
                 w.flooding, w.need_seed = False, True
-            if w.mode == "capture":
+            if isinstance(w.screen, CapturedScreen):
                 if w.need_seed:
                     fresh.append(w)
             elif w.need_seed and not w.flooding:
@@ -399,7 +455,7 @@ class Sidecar:
     def _unpublish(self, w: PaneWatch, batch: Batch) -> None:
         for name in PANE_OPTIONS:
             batch.set_pane(w.info.pane_id, name, None)
-        if w.mode == "pipe":
+        if w.mode in ("pipe", "emulate"):
             batch.close_pipe(w.info.pane_id)
 
     def _drop(self, w: PaneWatch, batch: Batch, unpublish: bool = True) -> None:
@@ -407,7 +463,7 @@ class Sidecar:
         log.info("%s (%s): %s no longer in front", w.info.pane_id, w.info.address, w.manifest.name)
         if unpublish:
             self._unpublish(w, batch)
-        elif w.mode == "pipe":
+        elif w.mode in ("pipe", "emulate"):
             batch.close_pipe(w.info.pane_id)
         self.intake.close(w.info.pane_id)
         self.panes.pop(w.info.pane_id, None)

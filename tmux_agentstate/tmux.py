@@ -1,13 +1,18 @@
 """The tmux adapter: the only module that talks to tmux.
 
-Everything goes through libtmux's `Server.cmd`, and every sweep is batched: tmux takes a lone
-`;` argument as a command separator, so one tmux process runs a whole list of commands (50
-separate calls cost ~300–600 ms; one batched call ~10 ms).
+One-off commands go through libtmux's `Server.cmd`, batched: tmux takes a lone `;` argument
+as a command separator, so one tmux process runs a whole list of commands (50 separate calls
+cost ~300–600 ms; one batched call ~10 ms). The sidecar, which calls several times a second,
+goes further and keeps one control-mode client (`ControlClient`), so a sweep costs a write and
+a read instead of a tmux process (~4 ms of CPU each).
 """
 from __future__ import annotations
 
 import os
+import select
 import shlex
+import subprocess
+import time
 from dataclasses import dataclass, field
 
 import libtmux
@@ -18,6 +23,7 @@ PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "
                "pane_index", "pane_width", "pane_height", "pane_dead", "pane_pipe",
                "alternate_on", "cursor_x", "cursor_y", "pane_active", "window_active",
                "@agentstate", "@agentstate_pipe", "@agentstate_report", "pane_title")
+VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "pane_title")  # title last: may hold SEP
 CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name")
 
 
@@ -55,6 +61,16 @@ class PaneInfo:
     @property
     def address(self) -> str:
         return f"{self.session}:{self.window_index}.{self.pane_index}"
+
+
+@dataclass(frozen=True)
+class PaneView:
+    """One pane's screen as tmux renders it (`capture-pane -p`) and what goes with it."""
+    text: str
+    cursor_y: int
+    rows: int
+    cols: int
+    title: str
 
 
 @dataclass(frozen=True)
@@ -110,6 +126,116 @@ class Batch:
         return bool(self.commands)
 
 
+def control_quote(arg: str) -> str:
+    """One argument for tmux's own command parser (a control-mode line, not a shell): single
+    quotes stop `$VAR`, `~`, `;`, `{`, `#` comments; a quote itself goes in double quotes."""
+    return "'" + arg.replace("'", "'\"'\"'") + "'"
+
+
+class ControlClient:
+    """A persistent `tmux -C` client. A request is one line of `;`-separated commands; tmux
+    answers each command with its output between `%begin T N F` and `%end T N F` (`%error` if
+    it failed, and then skips the rest of the line). Lines between blocks are notifications
+    (`%session-changed`…), ignored, except `%exit`: the client is gone.
+
+    Attached with `ignore-size` (never sizes a window) and `no-output` (no `%output` copies of
+    pane bytes). The one thing it changes that a user can see: its session counts as attached
+    (`#{session_attached}`, "(attached)" in `tmux ls`) and it is listed by `list-clients`
+    (with `#{client_control_mode}` 1, which the sidecar skips)."""
+
+    TIMEOUT = 5.0
+
+    def __init__(self, argv: list[str]):
+        self.argv = argv          # tmux plus its -L/-S
+        self.proc: subprocess.Popen | None = None
+        self._buf = b""
+
+    def connect(self, session: str) -> None:
+        self.close()
+        self.proc = subprocess.Popen(
+            [*self.argv, "-C", "attach-session", "-t", session, "-f", "ignore-size,no-output"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            bufsize=0, start_new_session=True)
+        self._buf = b""
+
+    @property
+    def connected(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(1)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+            self.proc.stdout.close()
+            self.proc = None
+
+    def run(self, commands: list[list[str]]) -> list[tuple[bool, str]]:
+        """(ok, output) per command that ran: all of them, or up to the first failure.
+        Raises ConnectionError if the client is gone or stops answering."""
+        if any("\n" in a or "\r" in a for cmd in commands for a in cmd):
+            raise ValueError("a control-mode line cannot carry a newline")
+        line = " ; ".join(" ".join(control_quote(a) for a in cmd) for cmd in commands)
+        if not self.connected:
+            raise ConnectionError("control client is not running")
+        try:
+            self.proc.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
+        except OSError as e:
+            raise ConnectionError(f"control client: {e}") from None
+        deadline = time.monotonic() + self.TIMEOUT
+        answers: list[tuple[bool, str]] = []
+        while len(answers) < len(commands):
+            head = self._line(deadline)
+            if head.startswith(b"%exit"):
+                self.close()
+                raise ConnectionError("control client: " + head.decode(errors="replace"))
+            if head.startswith(b"%begin ") and head.endswith(b" 1"):  # 1: our own command
+                ok, body = self._block(head[len(b"%begin "):], deadline)
+                answers.append((ok, body.decode("utf-8", "replace")))
+                if not ok:
+                    break
+            # anything else is a notification (%session-changed…) or not ours: skipped
+        return answers
+
+    def _block(self, guard: bytes, deadline: float) -> tuple[bool, bytes]:
+        """A command's output, up to the `%end`/`%error` line that repeats its `%begin`'s time
+        and command number exactly (pane text in a capture cannot know them in advance).
+        Searched for in C, not line by line: a sweep's captures are thousands of lines."""
+        ends = ((True, b"%end " + guard + b"\n"), (False, b"%error " + guard + b"\n"))
+        while True:
+            for ok, token in ends:
+                i = self._buf.find(token)
+                while i > 0 and self._buf[i - 1] != 10:  # only at the start of a line
+                    i = self._buf.find(token, i + 1)
+                if i >= 0:
+                    body, self._buf = self._buf[:max(i - 1, 0)], self._buf[i + len(token):]
+                    return ok, body
+            self._fill(deadline)
+
+    def _line(self, deadline: float) -> bytes:
+        while True:
+            i = self._buf.find(b"\n")
+            if i >= 0:
+                raw, self._buf = self._buf[:i], self._buf[i + 1:]
+                return raw
+            self._fill(deadline)
+
+    def _fill(self, deadline: float) -> None:
+        wait = deadline - time.monotonic()
+        fd = self.proc.stdout.fileno()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            self.close()
+            raise ConnectionError("control client: no answer")
+        chunk = os.read(fd, 1 << 17)
+        if not chunk:
+            self.close()
+            raise ConnectionError("control client: closed")
+        self._buf += chunk
+
+
 class Tmux:
     """One tmux server, addressed by -L name, -S path, or the $TMUX of the caller."""
 
@@ -120,6 +246,18 @@ class Tmux:
                 socket_path = env.split(",")[0]
         self.server = libtmux.Server(socket_name=socket_name, socket_path=socket_path)
         self.socket_name, self.socket_path = socket_name, socket_path
+        self.control: ControlClient | None = None
+
+    def use_control(self) -> None:
+        """Run commands through one persistent control-mode client from now on (see
+        `ControlClient`); until it connects, and whenever it cannot, one process per call."""
+        argv = ["tmux", *(["-L", self.socket_name] if self.socket_name else []),
+                *(["-S", self.socket_path] if self.socket_path else [])]
+        self.control = ControlClient(argv)
+
+    def close(self) -> None:
+        if self.control is not None:
+            self.control.close()
 
     @property
     def label(self) -> str:
@@ -131,6 +269,14 @@ class Tmux:
         """Run commands in one tmux process; stdout lines. Raises TmuxError/ServerGone."""
         if not commands:
             return []
+        if self.control is not None:
+            outs = self._run_control(commands)
+            if outs is not None:
+                return [line for out in outs if out for line in out.split("\n")]
+        return self._spawn(*commands)
+
+    def _spawn(self, *commands: list[str]) -> list[str]:
+        """Run commands in a tmux process of their own."""
         args: list[str] = []
         for cmd in commands:
             if args:
@@ -146,6 +292,27 @@ class Tmux:
                 raise ServerGone(msg)
             raise TmuxError(msg)
         return res.stdout
+
+    def _run_control(self, commands) -> list[str] | None:
+        """Each command's output, through the control client. None: not possible now (not
+        connected and cannot connect, a newline in an argument): run the usual way."""
+        c = self.control
+        if not c.connected:
+            sessions = self._spawn(["list-sessions", "-F", "#{session_id}"])
+            if not sessions:
+                return None
+            c.connect(sessions[0])
+        try:
+            answers = c.run([list(cmd) for cmd in commands])
+        except ValueError:
+            return None
+        except ConnectionError:
+            c.close()
+            return None
+        for ok, out in answers:
+            if not ok:
+                raise TmuxError(out.replace("\n", " ") or "tmux command failed")
+        return [out for _, out in answers]
 
     def apply(self, batch: Batch) -> None:
         if batch:
@@ -166,7 +333,7 @@ class Tmux:
         cfmt = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
         cmds = [["list-panes", "-a", "-F", pfmt], ["list-clients", "-F", cfmt]]
         try:
-            lines, screens = self._run_with_captures(cmds, capture, escapes=False)
+            lines, screens, _ = self._run_with_captures(cmds, capture, escapes=False)
         except ServerGone:
             raise
         except TmuxError:
@@ -190,42 +357,74 @@ class Tmux:
                     continue
         return panes, clients, screens
 
-    def _run_with_captures(self, cmds: list[list[str]], pane_ids, escapes: bool):
-        """Run `cmds`, then capture each pane, in one tmux process. Each capture is preceded
-        by a marker line, so the output splits back into (lines of `cmds`, {pane: screen})."""
+    def _run_with_captures(self, cmds: list[list[str]], pane_ids, escapes: bool, meta: str = ""):
+        """Run `cmds`, then capture each pane, in one round trip: (lines of `cmds`, {pane:
+        screen}, {pane: `meta` format expanded for it}). The control client answers command by
+        command; a tmux process prints one stream, so there each capture is preceded by a
+        marker line (which carries the meta)."""
         cmds, pane_ids = list(cmds), list(pane_ids)
+        flag = ["-e"] if escapes else []
+        if self.control is not None:
+            per = [[["display-message", "-p", "-t", p, meta]] if meta else [] for p in pane_ids]
+            outs = self._run_control(cmds + [c for p, m in zip(pane_ids, per)
+                                             for c in (*m, ["capture-pane", "-p", *flag, "-t", p])])
+            if outs is not None:
+                lines = [line for out in outs[:len(cmds)] if out for line in out.split("\n")]
+                rest, step = outs[len(cmds):], 2 if meta else 1
+                return (lines, dict(zip(pane_ids, rest[step - 1::step])),
+                        dict(zip(pane_ids, rest[0::step])) if meta else {})
         for i, pid in enumerate(pane_ids):
             # the marker carries an index, not the pane id: display-message runs its text
             # through strftime, where "%3" becomes " %3" (a field width)
-            cmds.append(["display-message", "-p", "-t", pid, f"{_MARKER}{i}"])
-            cmds.append(["capture-pane", "-p", *(["-e"] if escapes else []), "-t", pid])
-        lines, screens, current = [], {}, None
+            cmds.append(["display-message", "-p", "-t", pid, f"{_MARKER}{i}{SEP}{meta}"])
+            cmds.append(["capture-pane", "-p", *flag, "-t", pid])
+        lines, screens, metas, current = [], {}, {}, None
         for line in self.run(*cmds):
             if line.startswith(_MARKER):
-                i = line[len(_MARKER):]
-                current = screens.setdefault(pane_ids[int(i)] if i.isdigit() and int(i) < len(pane_ids) else i, [])
+                i, _, m = line[len(_MARKER):].partition(SEP)
+                pid = pane_ids[int(i)] if i.isdigit() and int(i) < len(pane_ids) else i
+                current = screens.setdefault(pid, [])
+                metas[pid] = m
             elif current is not None:
                 current.append(line)
             else:
                 lines.append(line)
-        return lines, {k: "\n".join(v) for k, v in screens.items()}
+        return lines, {k: "\n".join(v) for k, v in screens.items()}, metas if meta else {}
 
     def capture(self, pane_ids: list[str], escapes: bool = True) -> dict[str, str]:
         """Visible screens (`capture-pane -p`, with `-e` escapes by default), one call."""
+        return {p: text for p, (text, _) in self._captures(pane_ids, escapes, "").items()}
+
+    def capture_views(self, pane_ids: list[str]) -> dict[str, PaneView]:
+        """Plain screens as tmux renders them, each with its cursor row, title and size as of
+        the same moment: one round trip. A pane that is gone is left out."""
+        fmt = SEP.join(f"#{{{f}}}" for f in VIEW_FIELDS)
+        out = {}
+        for pid, (text, meta) in self._captures(pane_ids, False, fmt).items():
+            m = meta.split(SEP, len(VIEW_FIELDS) - 1)
+            try:
+                out[pid] = PaneView(text, int(m[0] or 0), int(m[1]), int(m[2]), m[3])
+            except (IndexError, ValueError):
+                continue
+        return out
+
+    def _captures(self, pane_ids: list[str], escapes: bool, meta: str) -> dict[str, tuple[str, str]]:
         if not pane_ids:
             return {}
         try:
-            return self._run_with_captures([], pane_ids, escapes=escapes)[1]
+            _, screens, metas = self._run_with_captures([], pane_ids, escapes, meta)
         except ServerGone:
             raise
         except TmuxError:  # a pane vanished between list and capture: capture one by one
-            out = {}
+            screens, metas = {}, {}
             for pid in pane_ids:
                 try:
-                    out.update(self.capture_one(pid, escapes))
+                    _, s1, m1 = self._run_with_captures([], [pid], escapes, meta)
                 except TmuxError:
-                    pass
-            return out
+                    continue
+                screens.update(s1)
+                metas.update(m1)
+        return {p: (text, metas.get(p, "")) for p, text in screens.items()}
 
     def capture_one(self, pane_id: str, escapes: bool = True) -> dict[str, str]:
         return {pane_id: "\n".join(self.run(["capture-pane", "-p", *(["-e"] if escapes else []),

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from tmux_agentstate.catalog import BUNDLED_DIR, Catalog
-from tmux_agentstate.manifest import Manifest, ManifestError, load_manifest, parse_manifest
+from tmux_agentstate.manifest import (Manifest, ManifestError, load_manifest, parse_manifest,
+                                      required_literals)
 from tmux_agentstate.screen import ScreenView
 
 GOOD = '''
@@ -157,3 +158,38 @@ def test_blocked_hint_covers_every_blocked_pattern(tmp_path):
     hint = m.blocked_hint
     assert hint.search("please ALLOW THIS?") and hint.search("x\n  Enter to confirm")
     assert not hint.search("working… (esc to interrupt)\ndemo> ")
+
+
+@pytest.mark.parametrize("pattern, literals", [
+    (r"^[\s│]*(● )?\d\. Allow once\s*│?\s*$", (". Allow once",)),
+    (r"\bAllow once\s+Allow always\s+Reject\b", ("Allow always",)),
+    (r"(?i)allow this\?", ()),                  # case-insensitive: no prefilter
+    (r"(?i:Allow) this file", (" this file",)),
+    (r"Do you want (to proceed|to make this edit)\?", ("Do you want ",)),
+    (r"^\s*(Yes, allow|No, deny)\b", ("Yes, allow", "No, deny")),
+    (r"Yes|No", ("Yes", "No")),
+    (r"Yes|\d+", ()),                           # a branch with no text: nothing required
+    (r"(esc to interrupt)?\s+tokens", ("tokens",)),
+    (r"[✻✽] \w+ \.", ()),                       # one "." filters nothing...
+    (r"^\s*┃?\s*△ \S", ("△ ",)),                # ...one "△" does
+])
+def test_required_literals(pattern, literals):
+    import re
+    assert required_literals(re.compile(pattern, re.M)) == literals
+
+
+def test_prefiltered_patterns_agree_with_their_regex_on_every_fixture_screen():
+    """The literal prefilter only skips work: on every fixture's screen (and each of its rows),
+    every manifest pattern finds a match exactly when its plain regex does."""
+    from tmux_agentstate.catalog import Catalog
+    from tmux_agentstate.fixtures import load_index
+    from tmux_agentstate.screen import replay
+    catalog = Catalog()
+    patterns = [p for m in catalog.by_name.values()
+                for rule in m.rules for p in rule.any + rule.all + rule.not_]
+    assert sum(1 for p in patterns if p.literals) > len(patterns) * 3 // 4  # most have some
+    for fx in load_index()[::3]:
+        view = replay(fx.path.read_bytes(), fx.rows, fx.cols).view()
+        for text in (view.text, *view.rows[-6:], view.title):
+            for p in patterns:
+                assert (p.search(text) is None) == (p.regex.search(text) is None), (fx.id, p)

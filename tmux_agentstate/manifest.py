@@ -12,8 +12,12 @@ from pathlib import Path
 from typing import Iterable
 
 if sys.version_info >= (3, 11):
+    import re._constants as _sre
+    import re._parser as _sre_parse
     import tomllib
 else:  # pragma: no cover
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
     import tomli as tomllib
 
 from .screen import ScreenView
@@ -36,6 +40,86 @@ class ManifestError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
+class Pattern:
+    """A compiled regex and pieces of plain text one of which every match contains. Most rows
+    hold none of them, and `literal in text` is far cheaper than a regex that starts with
+    `^\\s*` (tried at every position of a screen: ~30 µs each, ~0.5 µs with the test)."""
+
+    __slots__ = ("regex", "literals", "pattern", "flags")
+
+    def __init__(self, regex: re.Pattern):
+        self.regex, self.pattern, self.flags = regex, regex.pattern, regex.flags
+        self.literals = required_literals(regex)
+
+    def search(self, text: str, pos: int = 0):
+        if self.literals and not any(lit in text for lit in self.literals):
+            return None
+        return self.regex.search(text, pos)
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.pattern!r})"
+
+
+def required_literals(regex: re.Pattern) -> tuple[str, ...]:
+    """Plain text every match must contain, one of these pieces (() if nothing useful): read
+    from the regex's own parse tree; a run of literal characters, or one run per branch of an
+    alternation; case-sensitive patterns only."""
+    try:
+        parsed = _sre_parse.parse(regex.pattern, regex.flags)
+    except Exception:  # noqa: BLE001 (a private module: any surprise means no prefilter)
+        return ()
+    if (parsed.state.flags | regex.flags) & re.IGNORECASE:
+        return ()
+
+    def best(items) -> tuple[str, ...]:
+        found, run = (), []
+        for op, av in items:
+            if op is _sre.LITERAL:
+                run.append(chr(av))
+                continue
+            found = max(found, ("".join(run),), key=_rarity)
+            run = []
+            if op is _sre.SUBPATTERN and not (av[1] & re.IGNORECASE):
+                found = max(found, best(av[3]), key=_rarity)  # a group that must match
+            elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
+                found = max(found, best(av[2]), key=_rarity)  # repeated at least once
+            elif op is _sre.BRANCH:
+                alts = [best(b) for b in av[1]]
+                if all(alts):
+                    found = max(found, tuple(x for a in alts for x in a), key=_rarity)
+        return max(found, ("".join(run),), key=_rarity)
+
+    try:
+        found = best(parsed)
+    except Exception:  # noqa: BLE001
+        return ()
+    return found if _rarity(found) >= 2 else ()
+
+
+def _rarity(pieces: tuple[str, ...]) -> int:
+    """How well pieces filter: the weakest piece's non-blank characters, a non-ASCII one
+    (a dialog's "△" or "│") counting triple; a lone space or "." filters nothing."""
+    return min((sum(3 if ord(c) > 127 else 1 for c in p if not c.isspace()) for p in pieces),
+               default=0)
+
+
+class Hint:
+    """Any of several patterns (see `Manifest.blocked_hint`): separate patterns keep their
+    own literal prefilters, which one big alternation would lose."""
+
+    __slots__ = ("patterns",)
+
+    def __init__(self, patterns):
+        self.patterns = tuple(patterns)
+
+    def search(self, text: str):
+        for p in self.patterns:
+            m = p.search(text)
+            if m is not None:
+                return m
+        return None
+
+
 @dataclass(frozen=True)
 class Match:
     """The verdict on one screen. `rule` is None when no rule matched (the fallback state)."""
@@ -50,9 +134,9 @@ class Rule:
     state: str
     region: str = "screen"
     rows: int = 0
-    any: tuple[re.Pattern, ...] = ()
-    all: tuple[re.Pattern, ...] = ()
-    not_: tuple[re.Pattern, ...] = ()
+    any: tuple[Pattern, ...] = ()
+    all: tuple[Pattern, ...] = ()
+    not_: tuple[Pattern, ...] = ()
 
     def region_text(self, view: ScreenView) -> str:
         """The region's rows joined by newlines; cached on the view, since most rules of a
@@ -93,7 +177,7 @@ class Rule:
         return hit
 
 
-def _find_line(pattern: re.Pattern, text: str) -> str | None:
+def _find_line(pattern: Pattern, text: str) -> str | None:
     """The first row of `text` (rows joined by \\n) that `pattern` matches, searched row by row
     in meaning but in one regex call: one search over the joined text is ~10x cheaper."""
     pos = 0
@@ -107,7 +191,7 @@ def _find_line(pattern: re.Pattern, text: str) -> str | None:
         if m.end() <= end:
             return text[start:end]
         # the match ran across a row break (e.g. `\\s*`): try that row alone, then go on
-        if pattern.search(text[start:end]):
+        if pattern.regex.search(text[start:end]):
             return text[start:end]
         pos = end + 1
         if pos > len(text):
@@ -117,9 +201,9 @@ def _find_line(pattern: re.Pattern, text: str) -> str | None:
 @dataclass(frozen=True)
 class Identity:
     commands: tuple[str, ...] = ()
-    cmdline: tuple[re.Pattern, ...] = ()
-    title: tuple[re.Pattern, ...] = ()
-    screen: tuple[re.Pattern, ...] = ()
+    cmdline: tuple[Pattern, ...] = ()
+    title: tuple[Pattern, ...] = ()
+    screen: tuple[Pattern, ...] = ()
 
     def matches_process(self, name: str, cmdline: Iterable[str]) -> bool:
         args = list(cmdline)
@@ -145,8 +229,8 @@ class Manifest:
     identify: Identity = field(default_factory=Identity)
     rules: tuple[Rule, ...] = ()
     answers: dict = field(default_factory=dict)
-    # every pattern a blocked rule could match with, in one regex (None: cannot be built)
-    blocked_hint: re.Pattern | None = None
+    # every pattern a blocked rule could match with (None: no blocked rule)
+    blocked_hint: Hint | None = None
 
     def evaluate(self, view: ScreenView) -> Match:
         """First rule that matches wins; no match is the fallback state (never blocked)."""
@@ -158,7 +242,7 @@ class Manifest:
 
 
 # -- loading ---------------------------------------------------------------------------------------
-def _patterns(path, rule_id, key, value, flags: int = 0) -> tuple[re.Pattern, ...]:
+def _patterns(path, rule_id, key, value, flags: int = 0) -> tuple[Pattern, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -166,7 +250,7 @@ def _patterns(path, rule_id, key, value, flags: int = 0) -> tuple[re.Pattern, ..
     out = []
     for v in value:
         try:
-            out.append(re.compile(v, flags))
+            out.append(Pattern(re.compile(v, flags)))
         except re.error as e:
             raise ManifestError(path, f"bad regex in {key!r}: {v!r}: {e}", rule_id) from None
     return tuple(out)
@@ -234,26 +318,12 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
                     tuple(rules), dict(answers), _blocked_hint(rules))
 
 
-_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
-
-
-def _blocked_hint(rules: list[Rule]) -> re.Pattern | None:
-    """One alternation of the blocked rules' positive patterns. If none of them matches the
-    rows that changed, no blocked rule can have started to match (bar a `not` row vanishing,
-    which the sweep catches), so a busy pane needs no full classification between sweeps."""
-    parts = []
-    for rule in rules:
-        if rule.state != "blocked":
-            continue
-        for p in rule.any + rule.all:
-            text = _GLOBAL_FLAGS.sub(lambda m: f"(?{m.group(1).replace('L', '')}:", p.pattern)
-            parts.append(f"(?:{text})" if text == p.pattern else text + ")")
-    if not parts:
-        return None
-    try:
-        return re.compile("|".join(parts), re.M)
-    except re.error:
-        return None
+def _blocked_hint(rules: list[Rule]) -> Hint | None:
+    """The blocked rules' positive patterns. If none of them matches the rows that changed, no
+    blocked rule can have started to match (bar a `not` row vanishing, which the sweep
+    catches), so a busy pane needs no full classification between sweeps."""
+    parts = [p for rule in rules if rule.state == "blocked" for p in rule.any + rule.all]
+    return Hint(parts) if parts else None
 
 
 def load_manifest(path: Path | str) -> Manifest:

@@ -18,7 +18,9 @@ class Config:
     capture_interval: float = 0.3  # capture intake: how often the screens are read
     settle: float = 0.05           # look at a pane this long after its bytes...
     min_gap: float = 0.15          # ...emulate: classify a pane at most once per min_gap
-    read_gap: float = 0.2          # ...pipe: read changed panes' screens at most once per read_gap
+    read_gap: float = 0.1          # ...pipe: read changed screens at most once per read_gap,
+    read_rate: float = 170.0       # or longer while many panes print: at most ~read_rate screens
+    read_gap_max: float = 0.3      # a second (a CPU bound), but never longer than read_gap_max
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
     report_lifetime: float = 30.0
     icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})

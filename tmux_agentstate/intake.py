@@ -72,15 +72,24 @@ class FifoIntake:
             return []
         return [key.data for key, _ in self.selector.select(max(0.0, timeout))]
 
-    def read(self, pane_id: str) -> bytes:
-        """One chunk from the pane's FIFO (b"" if nothing)."""
+    def read(self, pane_id: str, limit: int = CHUNK) -> bytes:
+        """What the pane's FIFO holds, up to `limit` bytes (b"" if nothing)."""
         fds = self._fds.get(pane_id)
         if not fds:
             return b""
-        try:
-            return os.read(fds[0], CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return b""
+        chunks, size = [], 0
+        while size < limit:
+            try:
+                chunk = os.read(fds[0], min(CHUNK, limit - size))
+            except (BlockingIOError, InterruptedError):
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if len(chunk) < CHUNK:
+                break  # drained (a FIFO holds at most 64 KB)
+        return b"".join(chunks)
 
     def close_all(self) -> None:
         for pane_id in list(self._fds):

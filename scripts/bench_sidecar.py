@@ -170,7 +170,8 @@ def cmd_flood(args) -> None:
             f"cat {shlex.quote(str(blocked.path))}; exec sleep 600'", blocked.rows, blocked.cols)
         flood_pane = b.pane(f"env AGENTSTATE_AGENT=claude sh -c 'sleep 3; cat {big}; exec sleep 600'")
         sc = b.sidecar(intake=args.intake)
-        proc = psutil.Process(sc.pid)
+        proc, server = psutil.Process(sc.pid), psutil.Process(b.server_pid)
+        server_peak = 0
         time.sleep(4.0)  # the flood is on
         go.touch()
         t0 = time.monotonic()
@@ -186,6 +187,7 @@ def cmd_flood(args) -> None:
         t1 = time.monotonic()
         while time.monotonic() - t1 < 120:
             peak = max(peak, proc.memory_info().rss)
+            server_peak = max(server_peak, server.memory_info().rss)
             if "sleep" in b.tmux("display-message", "-p", "-t", flood_pane, "#{pane_current_command}"):
                 done = True
                 break
@@ -195,7 +197,8 @@ def cmd_flood(args) -> None:
         print(f"prompt in another pane → @agentstate=blocked: "
               f"{'%.3f s' % latency if latency is not None else 'NOT within 20 s'} "
               f"(includes the prompt pane's own sh start and cat, and this 10 ms poll)")
-        print(f"sidecar peak RSS during the flood: {peak / 2**20:.1f} MB")
+        print(f"sidecar peak RSS during the flood: {peak / 2**20:.1f} MB; "
+              f"tmux server peak RSS: {server_peak / 2**20:.1f} MB ({args.intake} intake)")
     finally:
         b.close()
 

@@ -284,6 +284,60 @@ def cmd_answer(args) -> int:
     return code
 
 
+def cmd_record(args) -> int:
+    """A pane's raw output bytes into FILE, for a new fixture: first the bytes that redraw what
+    is on screen now (so the file replays right from its start), then everything the pane
+    prints until Ctrl-C, --seconds, or the pane is gone. The sidecar's own pipe on the pane is
+    kept fed meanwhile (`tee`); another program's pipe is never replaced."""
+    import shlex
+    import signal
+    import time
+
+    from .fresh import find_pane
+    from .screen import redraw_bytes
+    from .tmux import TmuxError
+    tmux = _tmux(args)
+    try:
+        info = find_pane(tmux, args.pane)
+        ours = info.our_pipe if info.piped and info.our_pipe and Path(info.our_pipe).exists() else None
+        if info.piped and not ours:
+            raise CliError(f"{info.pane_id} ({info.address}) is already piped by another program; "
+                           "not replacing its pipe")
+        out = Path(args.file)
+        seed = b"" if args.no_seed else redraw_bytes(
+            tmux.capture_one(info.pane_id)[info.pane_id], info.height, info.cursor_y,
+            info.cursor_x, info.alternate_on, info.title)
+        try:
+            out.write_bytes(seed)
+        except OSError as e:
+            raise CliError(f"{out}: {e.strerror}") from None
+        target = shlex.quote(str(out.resolve()))
+        tmux.pipe_pane(info.pane_id, f"exec tee -a {target} > {shlex.quote(ours)}" if ours
+                       else f"exec cat >> {target}")
+        stop = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.append(1))
+        print(f"recording {info.pane_id} ({info.address}, {info.height}x{info.width}) into {out}; "
+              "Ctrl-C stops", file=sys.stderr)
+        deadline = time.monotonic() + args.seconds if args.seconds else None
+        while not stop and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.2)
+            if info.pane_id not in {p.pane_id for p in tmux.panes_and_clients()[0]}:
+                break  # the pane is gone, and its pipe with it
+        else:
+            if ours and Path(ours).exists():  # hand the pane back to the sidecar's FIFO alone
+                tmux.pipe_pane(info.pane_id, f"exec cat > {shlex.quote(ours)}")
+            else:
+                tmux.pipe_pane(info.pane_id, None)
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+    time.sleep(0.1)  # the pipe's last bytes
+    size = out.stat().st_size
+    print(f"recorded {size} bytes of {info.pane_id} into {out}; replay with: tmux-agentstate "
+          f"classify --size {info.height}x{info.width} {shlex.quote(str(out))}")
+    return 0
+
+
 def _add_server(p) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-L", metavar="NAME", help="tmux socket name (as tmux -L)")
@@ -346,6 +400,15 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "answer":
             w.add_argument("choice", help="a choice the agent's manifest lists under [answers]")
         w.set_defaults(func=func)
+    r = sub.add_parser("record", help="save a pane's raw output bytes into FILE (a new fixture)")
+    _add_server(r)
+    r.add_argument("pane", metavar="PANE", help="target pane (%%3, session:window.pane)")
+    r.add_argument("file", metavar="FILE")
+    r.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
+    r.add_argument("--no-seed", action="store_true",
+                   help="only what the pane prints from now on, not the screen it shows now")
+    r.set_defaults(func=cmd_record)
+
     ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
     _add_server(ls)
     ls.add_argument("--json", action="store_true")

@@ -12,7 +12,7 @@ from . import procs
 from .catalog import Catalog
 from .combine import PaneState, Report, combine, newest, report_from_claude_session, report_in_force
 from .manifest import Manifest, Match
-from .screen import PaneScreen
+from .screen import PaneScreen, redraw_bytes
 from .tmux import PaneInfo, Tmux, TmuxError
 
 
@@ -31,11 +31,8 @@ class Look:
 def seeded_screen(info: PaneInfo, capture: str) -> PaneScreen:
     """A screen rebuilt from `capture-pane -p -e` (what tmux shows now) and the pane's title."""
     screen = PaneScreen(info.height, info.width)
-    if info.alternate_on:
-        screen.feed(b"\x1b[?1049h")
-    lines = capture.split("\n")[: info.height]
-    screen.feed_text("\x1b[H" + "\r\n".join(lines) + "\x1b[0m")
-    screen.feed_text(f"\x1b[{info.cursor_y + 1};{info.cursor_x + 1}H")
+    screen.feed(redraw_bytes(capture, info.height, info.cursor_y, info.cursor_x,
+                             info.alternate_on, info.title))
     screen.title = info.title
     screen.dirty = True
     return screen

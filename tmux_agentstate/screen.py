@@ -407,6 +407,18 @@ class CapturedScreen:
         return "\n".join(parts)
 
 
+def redraw_bytes(capture: str, rows: int, cursor_y: int, cursor_x: int,
+                 alternate_on: bool = False, title: str = "") -> bytes:
+    """Bytes that draw a `capture-pane -p -e` capture on a blank terminal, cursor included:
+    the start of a recording (or a seeded screen) that replays to what tmux showed."""
+    out = "\x1b[?1049h" if alternate_on else ""
+    if title:
+        out += f"\x1b]2;{title}\x07"
+    out += "\x1b[H\x1b[2J" + "\r\n".join(capture.split("\n")[:rows]) + "\x1b[0m"
+    out += f"\x1b[{cursor_y + 1};{cursor_x + 1}H"
+    return out.encode("utf-8", "surrogateescape")
+
+
 def replay(data: bytes, rows: int = 32, cols: int = 120) -> PaneScreen:
     """A whole capture into a fresh screen (fixtures, `classify`)."""
     screen = PaneScreen(rows, cols)

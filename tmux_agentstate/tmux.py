@@ -476,6 +476,10 @@ class Tmux:
             cmds.append(["send-keys", "-t", pane_id, "Enter"])
         self.run(*cmds)
 
+    def pipe_pane(self, pane_id: str, shell_command: str | None) -> None:
+        """Send the pane's output to a shell command (`pipe-pane -O`), or close its pipe."""
+        self.run(["pipe-pane", "-t", pane_id, *(["-O", shell_command] if shell_command else [])])
+
     def send_keys(self, pane_id: str, keys: list[str]) -> None:
         """Press tmux key names (a manifest's [answers], e.g. "Escape", "1")."""
         self.run(["send-keys", "-t", pane_id, *keys])

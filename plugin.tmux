@@ -7,7 +7,7 @@
 # Options (set before TPM runs):
 #   @agentstate-key        popup key after the prefix            (default: A)
 #   @agentstate-interval   sweep interval, seconds               (default: 0.7)
-#   @agentstate-intake     pipe | capture (see README)           (default: pipe)
+#   @agentstate-intake     pipe | emulate | capture (see README) (default: pipe)
 #   @agentstate-icon-blocked / -working / -idle   badge icons    (default: ! * -)
 #   @agentstate-style-blocked / -working / -idle  tmux styles    (default: fg=red,bold fg=yellow fg=green)
 #   @agentstate-python     python used to create the plugin venv (default: python3)

@@ -6,11 +6,11 @@
     .venv/bin/python scripts/bench_sidecar.py accuracy [--minutes 5] [--agents 6]
 
 load      N agent panes replay real captures at ~0.75 KB/s (bursts to 10 KB/s); the sidecar's
-          CPU (own + its tmux clients) and RSS with each intake (pipe-pane bytes parsed by our
-          screen; tmux's own rendering read by capture-pane every 0.3 s), then the same panes
-          watched by (a) a naive
-          poller, one `capture-pane` per pane per interval, and (b) one batched `capture-pane`
-          of all panes per interval, each classifying what it captured. Same load, one run.
+          CPU (own + its tmux clients, the control-mode one included) and RSS with each intake (pipe: pipe-pane bytes say when
+          to read tmux's rendering; emulate: the bytes parsed by our screen; capture: tmux's
+          rendering read every 0.3 s), then the same panes watched by (a) a naive poller, one
+          `capture-pane` per pane per interval, and (b) one batched `capture-pane -e` of all
+          panes per interval, each classifying what it captured. Same load, one run.
 flood     one agent pane prints MB of text; another draws a permission prompt: time until
           @agentstate=blocked, and the sidecar's peak RSS.
 accuracy  fake Claude-like agents on autopilot write their true state to side files; the
@@ -83,19 +83,34 @@ class Bench:
 
 
 def cpu_seconds(pid: int) -> float:
+    """The process's CPU seconds, with its reaped children (the tmux clients it ran)."""
     t = psutil.Process(pid).cpu_times()
     return t.user + t.system + t.children_user + t.children_system
 
 
+def live_children(pid: int) -> dict[int, float]:
+    """CPU seconds of children still running (the sidecar's control-mode tmux client)."""
+    out = {}
+    for c in psutil.Process(pid).children(recursive=True):
+        try:
+            t = c.cpu_times()
+            out[c.pid] = t.user + t.system
+        except psutil.Error:
+            pass
+    return out
+
+
 def measure(pid: int, seconds: float, server_pid: int) -> dict:
     p, srv = psutil.Process(pid), psutil.Process(server_pid)
-    c0, s0, t0 = cpu_seconds(pid), sum(srv.cpu_times()[:2]), time.monotonic()
+    c0, s0, k0, t0 = cpu_seconds(pid), sum(srv.cpu_times()[:2]), live_children(pid), time.monotonic()
     rss = []
     while time.monotonic() - t0 < seconds:
         time.sleep(1)
         rss.append(p.memory_info().rss)
     dt = time.monotonic() - t0
-    return {"cpu": 100 * (cpu_seconds(pid) - c0) / dt, "rss": max(rss) / 2**20,
+    k1 = live_children(pid)
+    kids = sum(v - k0.get(k, 0.0) for k, v in k1.items())
+    return {"cpu": 100 * (cpu_seconds(pid) - c0 + kids) / dt, "rss": max(rss) / 2**20,
             "tmux": 100 * (sum(srv.cpu_times()[:2]) - s0) / dt}
 
 

@@ -272,10 +272,9 @@ class Sidecar:
             self._identity.clear()
             for w in self.panes.values():
                 w.screen.dirty = True
-        capture = [w.info.pane_id for w in self.panes.values()
-                   if w.mode == "capture" or (w.mode == "pipe" and w.unread)]
-        for pid in capture:
-            self.panes[pid].unread = False
+        # pipe panes that printed are not read here: a read of their screens is already set
+        # (≤ read_gap_max away), and reading them twice cost ~40 % more reads at 50 busy panes
+        capture = [w.info.pane_id for w in self.panes.values() if w.mode == "capture"]
         panes, self._clients, screens = self.tmux.listing(capture)
         # the capture intake ticks every capture_interval for its screens; processes and
         # session files are read once per interval, as with the pipe intake

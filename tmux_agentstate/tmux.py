@@ -148,7 +148,7 @@ class ControlClient:
     def __init__(self, argv: list[str]):
         self.argv = argv          # tmux plus its -L/-S
         self.proc: subprocess.Popen | None = None
-        self._buf = b""
+        self._buf, self._pos = b"", 0   # what tmux sent; read up to _pos
 
     def connect(self, session: str) -> None:
         self.close()
@@ -156,7 +156,7 @@ class ControlClient:
             [*self.argv, "-C", "attach-session", "-t", session, "-f", "ignore-size,no-output"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             bufsize=0, start_new_session=True)
-        self._buf = b""
+        self._buf, self._pos = b"", 0
 
     @property
     def connected(self) -> bool:
@@ -203,23 +203,25 @@ class ControlClient:
     def _block(self, guard: bytes, deadline: float) -> tuple[bool, bytes]:
         """A command's output, up to the `%end`/`%error` line that repeats its `%begin`'s time
         and command number exactly (pane text in a capture cannot know them in advance).
-        Searched for in C, not line by line: a sweep's captures are thousands of lines."""
+        Searched for in C, not line by line: a sweep's captures are thousands of lines; and
+        read from an offset, since slicing the buffer per block would copy it per block."""
         ends = ((True, b"%end " + guard + b"\n"), (False, b"%error " + guard + b"\n"))
         while True:
+            buf, pos = self._buf, self._pos
             for ok, token in ends:
-                i = self._buf.find(token)
-                while i > 0 and self._buf[i - 1] != 10:  # only at the start of a line
-                    i = self._buf.find(token, i + 1)
+                i = buf.find(token, pos)
+                while i > pos and buf[i - 1] != 10:  # only at the start of a line
+                    i = buf.find(token, i + 1)
                 if i >= 0:
-                    body, self._buf = self._buf[:max(i - 1, 0)], self._buf[i + len(token):]
-                    return ok, body
+                    self._pos = i + len(token)
+                    return ok, buf[pos:max(i - 1, pos)]
             self._fill(deadline)
 
     def _line(self, deadline: float) -> bytes:
         while True:
-            i = self._buf.find(b"\n")
+            i = self._buf.find(b"\n", self._pos)
             if i >= 0:
-                raw, self._buf = self._buf[:i], self._buf[i + 1:]
+                raw, self._pos = self._buf[self._pos:i], i + 1
                 return raw
             self._fill(deadline)
 
@@ -233,11 +235,13 @@ class ControlClient:
         if not chunk:
             self.close()
             raise ConnectionError("control client: closed")
-        self._buf += chunk
+        self._buf, self._pos = self._buf[self._pos:] + chunk, 0
 
 
 class Tmux:
     """One tmux server, addressed by -L name, -S path, or the $TMUX of the caller."""
+
+    RETRY = 30.0  # seconds between tries to start a control client that failed at once
 
     def __init__(self, socket_name: str | None = None, socket_path: str | None = None):
         if not socket_name and not socket_path:
@@ -247,6 +251,7 @@ class Tmux:
         self.server = libtmux.Server(socket_name=socket_name, socket_path=socket_path)
         self.socket_name, self.socket_path = socket_name, socket_path
         self.control: ControlClient | None = None
+        self._control_ok, self._control_retry_at = False, 0.0
 
     def use_control(self) -> None:
         """Run commands through one persistent control-mode client from now on (see
@@ -298,6 +303,8 @@ class Tmux:
         connected and cannot connect, a newline in an argument): run the usual way."""
         c = self.control
         if not c.connected:
+            if time.monotonic() < self._control_retry_at:
+                return None
             sessions = self._spawn(["list-sessions", "-F", "#{session_id}"])
             if not sessions:
                 return None
@@ -308,7 +315,12 @@ class Tmux:
             return None
         except ConnectionError:
             c.close()
+            # its session was killed (we attach to another at the next call), or control mode
+            # does not work here: then not more than one try every RETRY seconds
+            self._control_retry_at = time.monotonic() + (0 if self._control_ok else self.RETRY)
+            self._control_ok = False
             return None
+        self._control_ok = True
         for ok, out in answers:
             if not ok:
                 raise TmuxError(out.replace("\n", " ") or "tmux command failed")

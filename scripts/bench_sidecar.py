@@ -6,11 +6,12 @@
     .venv/bin/python scripts/bench_sidecar.py accuracy [--minutes 5] [--agents 6]
 
 load      N agent panes replay real captures at ~0.75 KB/s (bursts to 10 KB/s); the sidecar's
-          CPU (own + its tmux clients, the control-mode one included) and RSS with each intake (pipe: pipe-pane bytes say when
-          to read tmux's rendering; emulate: the bytes parsed by our screen; capture: tmux's
-          rendering read every 0.3 s), then the same panes watched by (a) a naive poller, one
-          `capture-pane` per pane per interval, and (b) one batched `capture-pane -e` of all
-          panes per interval, each classifying what it captured. Same load, one run.
+          CPU (own + its tmux clients, the control-mode one included) and RSS with each intake
+          (pipe: pipe-pane bytes say when to read tmux's rendering; emulate: the bytes parsed
+          by our screen; capture: tmux's rendering read every 0.3 s), then the same panes
+          watched by (a) a naive poller, one `capture-pane` per pane per interval, and (b) one
+          batched `capture-pane -e` of all panes per interval, each classifying what it
+          captured. Same load, one run.
 flood     one agent pane prints MB of text; another draws a permission prompt: time until
           @agentstate=blocked, and the sidecar's peak RSS.
 accuracy  fake Claude-like agents on autopilot write their true state to side files; the
@@ -35,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from tmux_agentstate.catalog import Catalog  # noqa: E402
+from tmux_agentstate.config import INTAKES  # noqa: E402
 from tmux_agentstate.fixtures import load_index  # noqa: E402
 from tmux_agentstate.screen import PaneScreen  # noqa: E402
 from tmux_agentstate.tmux import Tmux  # noqa: E402
@@ -150,7 +152,7 @@ def cmd_load(args) -> None:
             time.sleep(2)
             rows = []
             watchers = args.watchers.split(",")
-            for intake in [w for w in ("pipe", "emulate", "capture") if w in watchers]:
+            for intake in [w for w in INTAKES if w in watchers]:
                 sc = b.sidecar(args.interval, intake)
                 time.sleep(5)  # let it adopt and seed every pane
                 rows.append((f"sidecar ({intake} intake)", measure(sc.pid, args.seconds, b.server_pid)))
@@ -334,12 +336,12 @@ def main() -> int:
                     help="which of pipe,emulate,capture,naive,batched to measure")
     fl = sub.add_parser("flood")
     fl.add_argument("--mb", type=int, default=50)
-    fl.add_argument("--intake", choices=("pipe", "emulate", "capture"), default="pipe")
+    fl.add_argument("--intake", choices=INTAKES, default="pipe")
     ac = sub.add_parser("accuracy")
     ac.add_argument("--minutes", type=float, default=5)
     ac.add_argument("--agents", type=int, default=6)
     ac.add_argument("--interval", type=float, default=0.7)
-    ac.add_argument("--intake", choices=("pipe", "emulate", "capture"), default="pipe")
+    ac.add_argument("--intake", choices=INTAKES, default="pipe")
     args = ap.parse_args()
     {"load": cmd_load, "flood": cmd_flood, "accuracy": cmd_accuracy}[args.cmd](args)
     return 0

@@ -1,4 +1,5 @@
 """`record PANE FILE`: a pane's raw bytes into a file that replays to what the pane showed."""
+import signal
 import subprocess
 import sys
 
@@ -9,9 +10,15 @@ from tmux_agentstate.screen import replay
 FIXTURES = load_index()
 
 
+def start_record(server, *args) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tmux_agentstate", "record", "-L", server.name,
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def record(server, *args, timeout=30):
-    return subprocess.run([sys.executable, "-m", "tmux_agentstate", "record", "-L", server.name, *args],
-                          capture_output=True, text=True, timeout=timeout)
+    proc = start_record(server, *args)
+    out, err = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
 def test_recording_started_mid_session_replays_to_the_panes_screen(tmux_server, tmp_path):
@@ -24,11 +31,16 @@ def test_recording_started_mid_session_replays_to_the_panes_screen(tmux_server, 
         f"cat {fx.path}; exec sleep 600'", rows=fx.rows, cols=fx.cols)
     wait_for(lambda: "before the recording" in tmux_server.cmd("capture-pane", "-p", "-t", pane), message="text")
     out = tmp_path / "rec.raw"
-    proc = subprocess.Popen([sys.executable, "-m", "tmux_agentstate", "record", "-L", tmux_server.name,
-                             pane, str(out), "--seconds", "3"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = start_record(tmux_server, pane, str(out))
     wait_for(lambda: tmux_server.option(pane, "pane_pipe") == "1", message="recording")
     gate.touch()
+    # Ctrl-C only once every byte went through the pipe: closing a pipe drops what tmux has
+    # not yet written to it (a fixed --seconds lost the tail on a loaded machine)
+    wait_for(lambda: tmux_server.option(pane, "pane_current_command") == "sleep", message="printed")
+    sizes = []
+    wait_for(lambda: sizes.append(out.stat().st_size) or sizes[-3:] == [sizes[-1]] * 3,
+             interval=0.2, message="the recording stops growing")
+    proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr
     assert f"--size {fx.rows}x{fx.cols}" in stdout
@@ -55,9 +67,7 @@ def test_recording_keeps_the_sidecars_pipe_fed_and_hands_it_back(tmux_server, si
     fifo = tmux_server.option(pane, "@agentstate_pipe")
     assert fifo
     out = tmp_path / "rec.raw"
-    proc = subprocess.Popen([sys.executable, "-m", "tmux_agentstate", "record", "-L", tmux_server.name,
-                             pane, str(out), "--seconds", "2.5", "--no-seed"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_record(tmux_server, pane, str(out), "--seconds", "2.5", "--no-seed")
     wait_for(lambda: out.exists(), message="recording")
     tmux_server.cmd("send-keys", "-t", pane, "Enter")  # answers `read x`: the screen is cleared…
     tmux_server.cmd("send-keys", "-t", pane, "C-c")

@@ -285,35 +285,17 @@ def cmd_answer(args) -> int:
 
 
 def cmd_record(args) -> int:
-    """A pane's raw output bytes into FILE, for a new fixture: first the bytes that redraw what
-    is on screen now (so the file replays right from its start), then everything the pane
-    prints until Ctrl-C, --seconds, or the pane is gone. The sidecar's own pipe on the pane is
-    kept fed meanwhile (`tee`); another program's pipe is never replaced."""
+    """A pane's raw output bytes into FILE (see record.py), until Ctrl-C, --seconds, or the
+    pane is gone."""
     import shlex
     import signal
     import time
 
-    from .fresh import find_pane
-    from .screen import redraw_bytes
+    from . import record
     from .tmux import TmuxError
-    tmux = _tmux(args)
     try:
-        info = find_pane(tmux, args.pane)
-        ours = info.our_pipe if info.piped and info.our_pipe and Path(info.our_pipe).exists() else None
-        if info.piped and not ours:
-            raise CliError(f"{info.pane_id} ({info.address}) is already piped by another program; "
-                           "not replacing its pipe")
-        out = Path(args.file)
-        seed = b"" if args.no_seed else redraw_bytes(
-            tmux.capture_one(info.pane_id)[info.pane_id], info.height, info.cursor_y,
-            info.cursor_x, info.alternate_on, info.title)
-        try:
-            out.write_bytes(seed)
-        except OSError as e:
-            raise CliError(f"{out}: {e.strerror}") from None
-        target = shlex.quote(str(out.resolve()))
-        tmux.pipe_pane(info.pane_id, f"exec tee -a {target} > {shlex.quote(ours)}" if ours
-                       else f"exec cat >> {target}")
+        rec = record.start(_tmux(args), args.pane, Path(args.file), seed=not args.no_seed)
+        info, out = rec.info, rec.out
         stop = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.append(1))
@@ -322,19 +304,15 @@ def cmd_record(args) -> int:
         deadline = time.monotonic() + args.seconds if args.seconds else None
         while not stop and (deadline is None or time.monotonic() < deadline):
             time.sleep(0.2)
-            if info.pane_id not in {p.pane_id for p in tmux.panes_and_clients()[0]}:
+            if not rec.alive():
                 break  # the pane is gone, and its pipe with it
         else:
-            if ours and Path(ours).exists():  # hand the pane back to the sidecar's FIFO alone
-                tmux.pipe_pane(info.pane_id, f"exec cat > {shlex.quote(ours)}")
-            else:
-                tmux.pipe_pane(info.pane_id, None)
-    except TmuxError as e:
+            rec.stop()
+    except (TmuxError, record.RecordError) as e:
         raise CliError(str(e)) from None
     time.sleep(0.1)  # the pipe's last bytes
-    size = out.stat().st_size
-    print(f"recorded {size} bytes of {info.pane_id} into {out}; replay with: tmux-agentstate "
-          f"classify --size {info.height}x{info.width} {shlex.quote(str(out))}")
+    print(f"recorded {out.stat().st_size} bytes of {info.pane_id} into {out}; replay with: "
+          f"tmux-agentstate classify --size {info.height}x{info.width} {shlex.quote(str(out))}")
     return 0
 
 

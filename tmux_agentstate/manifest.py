@@ -64,32 +64,29 @@ def required_literals(regex: re.Pattern) -> tuple[str, ...]:
     """Plain text every match must contain, one of these pieces (() if nothing useful): read
     from the regex's own parse tree; a run of literal characters, or one run per branch of an
     alternation; case-sensitive patterns only."""
-    try:
-        parsed = _sre_parse.parse(regex.pattern, regex.flags)
-    except Exception:  # noqa: BLE001 (a private module: any surprise means no prefilter)
-        return ()
-    if (parsed.state.flags | regex.flags) & re.IGNORECASE:
-        return ()
-
     def best(items) -> tuple[str, ...]:
-        found, run = (), []
+        candidates, run = [()], []
         for op, av in items:
             if op is _sre.LITERAL:
                 run.append(chr(av))
                 continue
-            found = max(found, ("".join(run),), key=_rarity)
+            candidates.append(("".join(run),))
             run = []
             if op is _sre.SUBPATTERN and not (av[1] & re.IGNORECASE):
-                found = max(found, best(av[3]), key=_rarity)  # a group that must match
+                candidates.append(best(av[3]))  # a group that must match
             elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
-                found = max(found, best(av[2]), key=_rarity)  # repeated at least once
+                candidates.append(best(av[2]))  # repeated at least once
             elif op is _sre.BRANCH:
                 alts = [best(b) for b in av[1]]
-                if all(alts):
-                    found = max(found, tuple(x for a in alts for x in a), key=_rarity)
-        return max(found, ("".join(run),), key=_rarity)
+                if all(alts):  # every branch has text: one of them is there
+                    candidates.append(tuple(x for a in alts for x in a))
+        candidates.append(("".join(run),))
+        return max(candidates, key=_rarity)
 
-    try:
+    try:  # a private module: any surprise means no prefilter
+        parsed = _sre_parse.parse(regex.pattern, regex.flags)
+        if (parsed.state.flags | regex.flags) & re.IGNORECASE:
+            return ()
         found = best(parsed)
     except Exception:  # noqa: BLE001
         return ()

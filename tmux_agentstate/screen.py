@@ -317,6 +317,14 @@ _OSC_STATE = b"\x1b]7501;"  # Codex's own state report; tmux keeps no trace of i
 _OSC_MAX = 1024             # an unterminated report is waited for this far, then dropped
 
 
+def _osc_end(buf: bytes, start: int) -> int:
+    """Where the OSC starting at `start` ends (BEL or ESC \\); -1 if not in `buf` (or start < 0)."""
+    if start < 0:
+        return -1
+    ends = [j for j in (buf.find(b"\x07", start), buf.find(b"\x1b\\", start)) if j >= 0]
+    return min(ends, default=-1)
+
+
 class CapturedScreen:
     """A pane's screen as tmux itself rendered it (`capture-pane -p`): no emulation at all.
 
@@ -344,20 +352,17 @@ class CapturedScreen:
         """Bytes the pane printed (not parsed): keep the last complete `OSC 7501` payload."""
         buf = self._tail + data
         keep = len(_OSC_STATE) - 1
+        self._tail = buf[-keep:]
         i = buf.rfind(_OSC_STATE)
-        if i < 0:
-            self._tail = buf[-keep:]
-            return
-        ends = [j for j in (buf.find(b"\x07", i), buf.find(b"\x1b\\", i)) if j >= 0]
-        if not ends:  # cut by the read: wait for the rest, within bounds
-            self._tail = buf[i:] if len(buf) - i <= _OSC_MAX else buf[-keep:]
+        end = _osc_end(buf, i)
+        if i >= 0 and end < 0:  # cut by the read: wait for the rest, within bounds
+            if len(buf) - i <= _OSC_MAX:
+                self._tail = buf[i:]
             i = buf.rfind(_OSC_STATE, 0, i)  # an earlier complete one still counts
-            ends = [j for j in (buf.find(b"\x07", i), buf.find(b"\x1b\\", i)) if j >= 0] if i >= 0 else []
-            if not ends:
-                return
-        else:
-            self._tail = buf[-keep:]
-        payload = buf[i + len(_OSC_STATE):min(ends)].decode("utf-8", "replace")
+            end = _osc_end(buf, i)
+        if i < 0 or end < 0:
+            return
+        payload = buf[i + len(_OSC_STATE):end].decode("utf-8", "replace")
         if payload != self.osc_state:
             self.osc_state = payload
             self.dirty = True

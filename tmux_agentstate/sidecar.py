@@ -67,6 +67,11 @@ class PaneWatch:
     seen_at: float | None = None       # unix time a client last showed this pane
     fg: procs.Foreground | None = None
 
+    @property
+    def piped(self) -> bool:
+        """Its output goes through our `pipe-pane` FIFO (pipe and emulate intakes)."""
+        return self.mode != "capture"
+
 
 class Sidecar:
     def __init__(self, tmux: Tmux, runtime: Runtime, catalog: Catalog | None = None,
@@ -196,9 +201,7 @@ class Sidecar:
         w.last_byte = now
         if w.mode == "pipe":  # tmux renders these bytes; they only say the screen changed
             w.screen.note_bytes(data)
-            w.unread = True
-            if self._read_at is None:
-                self._read_at = max(now + self.config.settle, self._last_read + self._read_gap)
+            self._want_read(w, now)
             return
         if w.flooding:
             return  # dropped; re-seeded from capture-pane once the flood stops
@@ -211,6 +214,12 @@ class Sidecar:
         w.screen.feed(data)
         if pane_id not in self._due:
             self._due[pane_id] = max(now + self.config.settle, w.last_classified + self.config.min_gap)
+
+    def _want_read(self, w: PaneWatch, now: float) -> None:
+        """Pipe intake: this pane's screen changed; read it with the others at the next read."""
+        w.unread = True
+        if self._read_at is None:
+            self._read_at = max(now + self.config.settle, self._last_read + self._read_gap)
 
     def _read_screens(self, now: float) -> None:
         """Pipe intake: read the screens of every pane that printed since its last read, as
@@ -306,14 +315,13 @@ class Sidecar:
                 if (info.height, info.width) != (w.info.height, w.info.width):
                     w.screen.resize(info.height, info.width)
                     if w.mode == "pipe":  # tmux reflowed it; the agent may print nothing
-                        w.unread = True
-                        self._read_at = self._read_at or time.monotonic() + self.config.settle
+                        self._want_read(w, time.monotonic())
                 if info.report != w.info.report:
                     w.screen.dirty = True  # a new report: re-combine
                 w.info = info
                 if info.pane_id in screens:
                     w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
-            if w.mode in ("pipe", "emulate") and info.piped is False and not w.need_seed:
+            if w.piped and info.piped is False and not w.need_seed:
                 w.need_seed = True  # our pipe was closed under us (another plugin?): re-pipe
                 self._attach(w, batch)
         wall = time.time()
@@ -365,10 +373,9 @@ class Sidecar:
         return manifest, pgid
 
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
-        w = PaneWatch(info, manifest, pgid, CapturedScreen(info.height, info.width),
-                      mode=self.config.intake)
-        if w.mode == "emulate":
-            w.screen = PaneScreen(info.height, info.width)
+        kind = PaneScreen if self.config.intake == "emulate" else CapturedScreen
+        screen = kind(info.height, info.width)
+        w = PaneWatch(info, manifest, pgid, screen, mode=self.config.intake)
         w.fg = self._fg.get(info.pane_id)
         self._read_session(w)
         old = self.panes.get(info.pane_id)
@@ -468,7 +475,7 @@ class Sidecar:
     def _unpublish(self, w: PaneWatch, batch: Batch) -> None:
         for name in PANE_OPTIONS:
             batch.set_pane(w.info.pane_id, name, None)
-        if w.mode in ("pipe", "emulate"):
+        if w.piped:
             batch.close_pipe(w.info.pane_id)
 
     def _drop(self, w: PaneWatch, batch: Batch, unpublish: bool = True) -> None:
@@ -476,7 +483,7 @@ class Sidecar:
         log.info("%s (%s): %s no longer in front", w.info.pane_id, w.info.address, w.manifest.name)
         if unpublish:
             self._unpublish(w, batch)
-        elif w.mode in ("pipe", "emulate"):
+        elif w.piped:
             batch.close_pipe(w.info.pane_id)
         self.intake.close(w.info.pane_id)
         self.panes.pop(w.info.pane_id, None)

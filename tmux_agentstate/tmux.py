@@ -82,6 +82,11 @@ class ClientInfo:
     session: str
 
 
+def cat_into(fifo: str) -> str:
+    """The `pipe-pane` shell command that feeds the sidecar's FIFO for a pane."""
+    return f"exec cat > {shlex.quote(fifo)}"
+
+
 def tmux_quote(value: str) -> str:
     """Escape text we copy into an option a status line renders: `#` starts a format."""
     return value.replace("#", "##")
@@ -115,7 +120,7 @@ class Batch:
 
     def pipe_to_fifo(self, pane: str, fifo: str) -> None:
         # -O: pane output only. Never -o: it toggles, and would turn an open pipe off.
-        self.add("pipe-pane", "-O", "-t", pane, f"exec cat > {shlex.quote(fifo)}")
+        self.add("pipe-pane", "-O", "-t", pane, cat_into(fifo))
         self.set_pane(pane, "@agentstate_pipe", fifo)
 
     def close_pipe(self, pane: str) -> None:
@@ -377,14 +382,19 @@ class Tmux:
         cmds, pane_ids = list(cmds), list(pane_ids)
         flag = ["-e"] if escapes else []
         if self.control is not None:
-            per = [[["display-message", "-p", "-t", p, meta]] if meta else [] for p in pane_ids]
-            outs = self._run_control(cmds + [c for p, m in zip(pane_ids, per)
-                                             for c in (*m, ["capture-pane", "-p", *flag, "-t", p])])
+            per_pane = []
+            for p in pane_ids:
+                if meta:
+                    per_pane.append(["display-message", "-p", "-t", p, meta])
+                per_pane.append(["capture-pane", "-p", *flag, "-t", p])
+            outs = self._run_control(cmds + per_pane)
             if outs is not None:
                 lines = [line for out in outs[:len(cmds)] if out for line in out.split("\n")]
-                rest, step = outs[len(cmds):], 2 if meta else 1
-                return (lines, dict(zip(pane_ids, rest[step - 1::step])),
-                        dict(zip(pane_ids, rest[0::step])) if meta else {})
+                answers = outs[len(cmds):]
+                if not meta:
+                    return lines, dict(zip(pane_ids, answers)), {}
+                return (lines, dict(zip(pane_ids, answers[1::2])),
+                        dict(zip(pane_ids, answers[0::2])))
         for i, pid in enumerate(pane_ids):
             # the marker carries an index, not the pane id: display-message runs its text
             # through strftime, where "%3" becomes " %3" (a field width)
@@ -487,6 +497,9 @@ class Tmux:
         if enter:
             cmds.append(["send-keys", "-t", pane_id, "Enter"])
         self.run(*cmds)
+
+    def pane_ids(self) -> set[str]:
+        return set(self.run(["list-panes", "-a", "-F", "#{pane_id}"]))
 
     def pipe_pane(self, pane_id: str, shell_command: str | None) -> None:
         """Send the pane's output to a shell command (`pipe-pane -O`), or close its pipe."""

@@ -7,8 +7,8 @@ classifies what changed and publishes, in one batch. They differ in how a screen
 - pipe (default): each agent pane's output goes through `pipe-pane` into a FIFO, but the bytes
   are only a signal: `settle` after a pane printed, the screens of all panes that printed are
   read as tmux itself rendered them (`capture-pane -p`, one round trip), at most every
-  `read_gap` (longer, up to `read_gap_max`, while many panes print at once). tmux has parsed
-  those bytes already; a quiet pane costs nothing.
+  `read_gap` (longer, up to `read_gap_max`, while many panes print at once), by the sweep
+  if one falls due meanwhile. tmux has parsed those bytes already; a quiet pane costs nothing.
 - emulate: the same bytes are parsed by our own screen (`PaneScreen`), seeded from
   `capture-pane -e`; a pane is pre-checked `settle` after its bytes, at most every `min_gap`.
 - capture: no pipes; every `capture_interval` one round trip lists the panes and reads every
@@ -116,7 +116,7 @@ class Sidecar:
             next_sweep = time.monotonic()
             while not self._stop.is_set():
                 now = time.monotonic()
-                if now >= next_sweep:
+                if now >= next_sweep and (self._read_at is None or now >= self._read_at):
                     self.sweep()
                     next_sweep = now + (self.config.capture_interval
                                         if self.config.intake == "capture" else self.config.interval)
@@ -124,12 +124,14 @@ class Sidecar:
                 if self._read_at is not None:
                     # pipe intake, a read of screens is set: until then bytes say nothing new,
                     # so sleep through them and drain every FIFO once, just before the read
-                    # (at 50 busy panes: ~170 reads a second instead of ~500)
-                    time.sleep(max(0.0, min(self._read_at, next_sweep) - now))
+                    # (at 50 busy panes: ~170 reads a second instead of ~500). A sweep due
+                    # meanwhile waits for it (≤ read_gap_max) and takes it along: one round trip
+                    time.sleep(max(0.0, self._read_at - now))
                     for pane_id in self.intake.wait(0):
                         self._on_readable(pane_id)
-                    if time.monotonic() >= self._read_at:
-                        self._read_screens(time.monotonic())
+                    now = time.monotonic()
+                    if self._read_at <= now < next_sweep:
+                        self._read_screens(now)
                     continue
                 due = min(self._due.values(), default=next_sweep)
                 ready = self.intake.wait(min(next_sweep, due) - now)
@@ -224,6 +226,12 @@ class Sidecar:
     def _read_screens(self, now: float) -> None:
         """Pipe intake: read the screens of every pane that printed since its last read, as
         tmux renders them, in one round trip; then the blocked pre-check."""
+        unread = self._take_unread(now)
+        views = self.tmux.capture_views([w.info.pane_id for w in unread])
+        self._early([w for w in unread if self._take_view(w, views.get(w.info.pane_id))])
+
+    def _take_unread(self, now: float) -> list[PaneWatch]:
+        """Pipe intake: the panes a read of screens is for, now that it happens."""
         self._read_at, self._last_read = None, now
         unread = [w for w in self.panes.values() if w.mode == "pipe" and w.unread]
         for w in unread:
@@ -232,8 +240,7 @@ class Sidecar:
         # read a second, so 50 busy agents cost ~2 % of a core, and still ≤ read_gap_max
         c = self.config
         self._read_gap = min(max(c.read_gap, len(unread) / c.read_rate), c.read_gap_max)
-        views = self.tmux.capture_views([w.info.pane_id for w in unread])
-        self._early([w for w in unread if self._take_view(w, views.get(w.info.pane_id))])
+        return unread
 
     def _take_view(self, w: PaneWatch, view) -> bool:
         if view is None:
@@ -281,10 +288,13 @@ class Sidecar:
             self._identity.clear()
             for w in self.panes.values():
                 w.screen.dirty = True
-        # pipe panes that printed are not read here: a read of their screens is already set
-        # (≤ read_gap_max away), and reading them twice cost ~40 % more reads at 50 busy panes
+        # pipe panes that printed: a read of their screens that is due goes with this listing
+        # (one round trip, not two); one not yet due stays set, as reading them twice cost
+        # ~40 % more reads at 50 busy panes
+        now = time.monotonic()
+        unread = self._take_unread(now) if self._read_at is not None and self._read_at <= now else []
         capture = [w.info.pane_id for w in self.panes.values() if w.mode == "capture"]
-        panes, self._clients, screens = self.tmux.listing(capture)
+        panes, self._clients, screens = self.tmux.listing(capture + [w.info.pane_id for w in unread])
         # the capture intake ticks every capture_interval for its screens; processes and
         # session files are read once per interval, as with the pipe intake
         now = time.monotonic()
@@ -314,7 +324,9 @@ class Sidecar:
                     self._read_session(w)
                 if (info.height, info.width) != (w.info.height, w.info.width):
                     w.screen.resize(info.height, info.width)
-                    if w.mode == "pipe":  # tmux reflowed it; the agent may print nothing
+                    if w.mode == "pipe" and info.pane_id not in screens:
+                        # tmux reflowed it (unless read with this listing): the agent
+                        # may print nothing
                         self._want_read(w, time.monotonic())
                 if info.report != w.info.report:
                     w.screen.dirty = True  # a new report: re-combine
@@ -328,6 +340,9 @@ class Sidecar:
         for c in self._clients:  # focusing a pane marks it seen
             if not c.control and c.pane_id in self.panes:
                 self.panes[c.pane_id].seen_at = wall
+        for w in unread:
+            if w.info.pane_id not in screens and w.info.pane_id in seen:
+                self._want_read(w, time.monotonic())  # its capture failed: the next read
         for gone in set(self.panes) - seen:  # pane killed: tmux closed its pipe already
             self.intake.close(gone)
             del self.panes[gone]

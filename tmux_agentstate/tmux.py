@@ -350,7 +350,7 @@ class Tmux:
         cfmt = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
         cmds = [["list-panes", "-a", "-F", pfmt], ["list-clients", "-F", cfmt]]
         try:
-            lines, screens, _ = self._run_with_captures(cmds, capture, escapes=False)
+            lines, screens = self._run_with_captures(cmds, capture, escapes=False)
         except ServerGone:
             raise
         except TmuxError:
@@ -374,79 +374,73 @@ class Tmux:
                     continue
         return panes, clients, screens
 
-    def _run_with_captures(self, cmds: list[list[str]], pane_ids, escapes: bool, meta: str = ""):
+    def _run_with_captures(self, cmds: list[list[str]], pane_ids, escapes: bool):
         """Run `cmds`, then capture each pane, in one round trip: (lines of `cmds`, {pane:
-        screen}, {pane: `meta` format expanded for it}). The control client answers command by
-        command; a tmux process prints one stream, so there each capture is preceded by a
-        marker line (which carries the meta)."""
+        screen}). The control client answers command by command; a tmux process prints one
+        stream, so there each capture is preceded by a marker line."""
         cmds, pane_ids = list(cmds), list(pane_ids)
         flag = ["-e"] if escapes else []
         if self.control is not None:
-            per_pane = []
-            for p in pane_ids:
-                if meta:
-                    per_pane.append(["display-message", "-p", "-t", p, meta])
-                per_pane.append(["capture-pane", "-p", *flag, "-t", p])
-            outs = self._run_control(cmds + per_pane)
+            outs = self._run_control(cmds + [["capture-pane", "-p", *flag, "-t", p] for p in pane_ids])
             if outs is not None:
                 lines = [line for out in outs[:len(cmds)] if out for line in out.split("\n")]
-                answers = outs[len(cmds):]
-                if not meta:
-                    return lines, dict(zip(pane_ids, answers)), {}
-                return (lines, dict(zip(pane_ids, answers[1::2])),
-                        dict(zip(pane_ids, answers[0::2])))
+                return lines, dict(zip(pane_ids, outs[len(cmds):]))
         for i, pid in enumerate(pane_ids):
             # the marker carries an index, not the pane id: display-message runs its text
             # through strftime, where "%3" becomes " %3" (a field width)
-            cmds.append(["display-message", "-p", "-t", pid, f"{_MARKER}{i}{SEP}{meta}"])
+            cmds.append(["display-message", "-p", "-t", pid, f"{_MARKER}{i}"])
             cmds.append(["capture-pane", "-p", *flag, "-t", pid])
-        lines, screens, metas, current = [], {}, {}, None
+        lines, screens, current = [], {}, None
         for line in self.run(*cmds):
             if line.startswith(_MARKER):
-                i, _, m = line[len(_MARKER):].partition(SEP)
+                i = line[len(_MARKER):]
                 pid = pane_ids[int(i)] if i.isdigit() and int(i) < len(pane_ids) else i
                 current = screens.setdefault(pid, [])
-                metas[pid] = m
             elif current is not None:
                 current.append(line)
             else:
                 lines.append(line)
-        return lines, {k: "\n".join(v) for k, v in screens.items()}, metas if meta else {}
+        return lines, {k: "\n".join(v) for k, v in screens.items()}
 
     def capture(self, pane_ids: list[str], escapes: bool = True) -> dict[str, str]:
         """Visible screens (`capture-pane -p`, with `-e` escapes by default), one call."""
-        return {p: text for p, (text, _) in self._captures(pane_ids, escapes, "").items()}
+        return self._captures(pane_ids, escapes)[1]
 
     def capture_views(self, pane_ids: list[str]) -> dict[str, PaneView]:
         """Plain screens as tmux renders them, each with its cursor row, title and size as of
-        the same moment: one round trip. A pane that is gone is left out."""
-        fmt = SEP.join(f"#{{{f}}}" for f in VIEW_FIELDS)
+        the same moment: one round trip. A pane that is gone is left out. The sizes come from
+        one `list-panes` ahead of the captures (tmux runs a line's commands without reading
+        any pane in between), not a `display-message` per pane: half the commands."""
+        fmt = SEP.join(f"#{{{f}}}" for f in ("pane_id",) + VIEW_FIELDS)
+        lines, screens = self._captures(pane_ids, False, [["list-panes", "-a", "-F", fmt]])
         out = {}
-        for pid, (text, meta) in self._captures(pane_ids, False, fmt).items():
-            m = meta.split(SEP, len(VIEW_FIELDS) - 1)
+        for line in lines:
+            m = line.split(SEP, len(VIEW_FIELDS))
+            if m[0] not in screens:
+                continue
             try:
-                out[pid] = PaneView(text, int(m[0] or 0), int(m[1]), int(m[2]), m[3])
+                out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[4])
             except (IndexError, ValueError):
                 continue
         return out
 
-    def _captures(self, pane_ids: list[str], escapes: bool, meta: str) -> dict[str, tuple[str, str]]:
+    def _captures(self, pane_ids: list[str], escapes: bool,
+                  cmds: list[list[str]] = ()) -> tuple[list[str], dict[str, str]]:
+        """(lines of `cmds`, {pane: screen}) in one round trip."""
         if not pane_ids:
-            return {}
+            return [], {}
         try:
-            _, screens, metas = self._run_with_captures([], pane_ids, escapes, meta)
+            lines, screens = self._run_with_captures(cmds, pane_ids, escapes)
         except ServerGone:
             raise
         except TmuxError:  # a pane vanished between list and capture: capture one by one
-            screens, metas = {}, {}
+            lines, screens = list(self.run(*cmds)) if cmds else [], {}
             for pid in pane_ids:
                 try:
-                    _, s1, m1 = self._run_with_captures([], [pid], escapes, meta)
+                    screens.update(self._run_with_captures([], [pid], escapes)[1])
                 except TmuxError:
                     continue
-                screens.update(s1)
-                metas.update(m1)
-        return {p: (text, metas.get(p, "")) for p, text in screens.items()}
+        return lines, screens
 
     def capture_one(self, pane_id: str, escapes: bool = True) -> dict[str, str]:
         return {pane_id: "\n".join(self.run(["capture-pane", "-p", *(["-e"] if escapes else []),

@@ -1,4 +1,5 @@
 """The sidecar against a real tmux server (private socket per test) and real captured bytes."""
+import shlex
 import signal
 import time
 
@@ -87,6 +88,21 @@ def test_sigkill_and_restart_is_right_at_the_first_sweep(tmux_server, sidecar, i
     wait_for(lambda: (sc2.status() or {}).get("pid") == sc2.proc.pid, message="first sweep")
     assert tmux_server.state(p1) == "blocked"
     assert tmux_server.state(p2) == "blocked"
+
+
+@pytest.mark.parametrize("intake", ["pipe", "emulate", "capture"])
+def test_a_resize_alone_reclassifies_the_reflowed_screen(tmux_server, sidecar, intake):
+    """No byte is printed after the dialog: only tmux's reflow of the wrapped question into
+    one row (and back) changes what the screen says."""
+    dialog = "Do you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n"
+    pane = tmux_server.new_pane("sh -c " + shlex.quote(f"sleep 0.3; printf '{dialog}'; exec sleep 600"),
+                                rows=10, cols=12, env={"AGENTSTATE_AGENT": "claude"})
+    sidecar(intake=intake).start()
+    wait_for(lambda: tmux_server.state(pane) == "idle", message="wrapped question: not a dialog")
+    tmux_server.cmd("resize-window", "-t", pane, "-x", "60", "-y", "10")
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="reflowed into one row")
+    tmux_server.cmd("resize-window", "-t", pane, "-x", "12", "-y", "10")
+    wait_for(lambda: tmux_server.state(pane) == "idle", message="wrapped again")
 
 
 def test_foreign_pipe_is_kept_and_pane_still_classified(tmux_server, sidecar, tmp_path):

@@ -328,6 +328,10 @@ class Sidecar:
                         # tmux reflowed it (unless read with this listing): the agent
                         # may print nothing
                         self._want_read(w, time.monotonic())
+                    elif w.mode == "emulate":
+                        # our screen does not reflow lines as tmux does: seed it again from
+                        # tmux's rendering, below in this sweep
+                        w.need_seed = True
                 if info.report != w.info.report:
                     w.screen.dirty = True  # a new report: re-combine
                 w.info = info
@@ -415,8 +419,8 @@ class Sidecar:
         batch.pipe_to_fifo(info.pane_id, str(fifo))
 
     def _seed(self, batch: Batch) -> None:
-        """Screens that must come from tmux now: new emulated panes and panes after a flood
-        (with escapes, to go on parsing their bytes), and other new panes (plain)."""
+        """Screens that must come from tmux now: emulated panes that are new, resized or past
+        a flood (with escapes, to go on parsing their bytes), and other new panes (plain)."""
         now = time.monotonic()
         want, fresh = [], []
         for w in self.panes.values():
@@ -435,11 +439,15 @@ class Sidecar:
                     w.need_seed = False
         if not want:
             return
+        for w in want:  # bytes printed before the capture are in it: not to be parsed again
+            self.intake.read(w.info.pane_id, PIPE_DRAIN)
         captured = self.tmux.capture([w.info.pane_id for w in want])
         for w in want:
             text = captured.get(w.info.pane_id)
             if text is not None:
+                osc_state = w.screen.osc_state  # tmux keeps no trace of it
                 w.screen = seeded_screen(w.info, text)
+                w.screen.osc_state = osc_state
                 w.need_seed = False
 
     # -- classify and publish --------------------------------------------------------------------

@@ -237,7 +237,7 @@ class Sidecar:
         for w in unread:
             w.unread = False  # bytes read from here on ask for another read
         # the more panes print at once, the longer until the next read: a bound on screens
-        # read a second, so 50 busy agents cost ~2 % of a core, and still ≤ read_gap_max
+        # read a second, so 50 busy agents cost < 2 % of a core, and still ≤ read_gap_max
         c = self.config
         self._read_gap = min(max(c.read_gap, len(unread) / c.read_rate), c.read_gap_max)
         return unread

@@ -3,6 +3,8 @@ import random
 
 import pytest
 
+from conftest import wait_for
+
 from tmux_agentstate.screen import CapturedScreen, PaneScreen, replay
 
 
@@ -35,6 +37,29 @@ def test_gemini_modify_other_keys_sequence_is_harmless():
 def test_kitty_keyboard_and_dcs_print_no_stray_text():
     data = b"x\x1b[>5u\x1b[<u\x1b[?u\x1bPtmux;\x1b\x1b]0;hi\x07\x1b\\y\x1b_apc\x1b\\z"
     assert feed_all(data).rows()[0] == "xyz"
+
+
+# Strings ended as tmux ends them. The first is what a recording held when a tty echoed tmux's
+# answer to a terminal query right after an ESC the agent printed: "ESC ^" starts a PM there.
+STRINGS = [
+    b"ab\x1b^[P>|tmux 3.3a^[\\^[[?1;2c[38;5;246m\xe2\x94\x80\xe2\x94\x80\x1b[39m\r\ncd",
+    b"ab\x1bXsos text\x1b\\cd\r\nef",
+    b"ab\x1b_apc \x1b[1mX\x1b[0m\r\ncd",
+    b"ab\x1bPtmux;\x1b\x1b[1mX\x1b[0m\x1b\\cd\r\nef",
+    b"ab\x1b^pm\x18cd\x1b^pm\x1acd",
+]
+
+
+@pytest.mark.parametrize("data", STRINGS, ids=["echo-after-esc", "sos", "apc", "dcs", "can-sub"])
+def test_apc_pm_sos_and_dcs_strings_end_where_tmux_ends_them(tmux_server, tmp_path, data):
+    path = tmp_path / "bytes"
+    path.write_bytes(data)
+    pane = tmux_server.new_pane(f"sh -c 'stty raw -echo; cat {path}; exec sleep 600'", rows=5, cols=40)
+    wait_for(lambda: tmux_server.option(pane, "pane_current_command") == "sleep", message="printed")
+    want = [r.rstrip() for r in tmux_server.tmux.capture_one(pane, escapes=False)[pane].split("\n")]
+    for chunk in (None, 1, 3):
+        got = feed_all(data, 5, 40, chunk).rows()
+        assert got[:len(want)] == want, (chunk, got)
 
 
 def test_colon_subparameters_print_no_stray_text():

@@ -20,14 +20,16 @@ _TOKEN = re.compile(
     r"(?P<text>[^\x00-\x1f\x7f-\x9f]+)"
     r"|\x1b\[(?P<cp>[<=>?]?)(?P<cargs>[0-9:;<=>?]*)(?P<ci>[ -/]*)(?P<cf>[@-~])"
     r"|\x1b\](?P<osc>[^\x07\x1b]*)(?:\x07|\x1b\\)"
-    r"|\x1b[P_^X](?:[^\x1b]|\x1b\x1b)*\x1b\\"          # DCS / APC / PM / SOS (ESC doubled inside)
+    r"|\x1bP(?:[^\x1b]|\x1b[^\\])*\x1b\\"               # DCS: to ST, any other ESC inside is data
+    r"|\x1b[_^X][^\x1b\x18\x1a]*(?=[\x1b\x18\x1a])"       # APC / PM / SOS: to the next ESC, CAN or SUB
     r"|\x1b(?P<ei>[ -/]*)(?P<ef>(?![\[\]P_^X])[0-~])"
     r"|(?P<ctl>[\x00-\x1a\x1c-\x1f\x7f-\x9f])",
     re.S,
 )
 # What an unfinished sequence at the end of a chunk can look like: wait for more bytes.
 _PARTIAL = re.compile(
-    r"\x1b(?:\[[0-9:;<=>?]*[ -/]*|\][^\x07\x1b]*\x1b?|[P_^X](?:[^\x1b]|\x1b\x1b)*\x1b?|[ -/]*)?\Z",
+    r"\x1b(?:\[[0-9:;<=>?]*[ -/]*|\][^\x07\x1b]*\x1b?|P(?:[^\x1b]|\x1b[^\\])*\x1b?|[_^X][^\x1b\x18\x1a]*"
+    r"|[ -/]*)?\Z",
     re.S,
 )
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
@@ -86,9 +88,10 @@ class ByteStream:
     def feed_text(self, text: str) -> None:
         if self._pending:
             text, self._pending = self._pending + text, ""
-        if "m" in text:
+        if "m" in text and not ("\x1b^" in text or "\x1bX" in text or "\x1b_" in text):
             # SGR is a fifth of all tokens in real captures and changes no text: drop it in one
-            # C-level pass (this also joins the text runs it split)
+            # C-level pass (this also joins the text runs it split). Not where an APC/PM/SOS
+            # string starts: an SGR's ESC ends such a string, as in tmux
             text = _SGR.sub("", text)
         draw, ctl, csi, osc = self.screen.draw, self._ctl, self._csi, self.screen.osc
         match = _TOKEN.match
@@ -119,7 +122,8 @@ class ByteStream:
                 elif kind == _G_EF:
                     if not m.group(_G_EI) and m.group(_G_EF) in _ESC:
                         getattr(self.screen, _ESC[m.group(_G_EF)])()
-                # DCS/APC/PM/SOS strings (no group) are skipped whole.
+                # DCS/APC/PM/SOS strings (no group) are skipped whole. tmux ends APC/PM/SOS at
+                # any ESC (an `ESC ^` can be an ESC followed by a tty's echo of "^[…")
             except Exception:  # pyte raises on some out-of-range params; garbage must not crash us
                 self.errors += 1
 

@@ -98,11 +98,29 @@ def test_a_resize_alone_reclassifies_the_reflowed_screen(tmux_server, sidecar, i
     pane = tmux_server.new_pane("sh -c " + shlex.quote(f"sleep 0.3; printf '{dialog}'; exec sleep 600"),
                                 rows=10, cols=12, env={"AGENTSTATE_AGENT": "claude"})
     sidecar(intake=intake).start()
-    wait_for(lambda: tmux_server.state(pane) == "idle", message="wrapped question: not a dialog")
+    wait_for(lambda: tmux_server.option(pane, "pane_current_command") == "sleep", message="printed")
+    time.sleep(1.0)  # a few sweeps: the printed screen has been read
+    assert tmux_server.state(pane) == "idle"  # the question wraps: not a dialog
     tmux_server.cmd("resize-window", "-t", pane, "-x", "60", "-y", "10")
     wait_for(lambda: tmux_server.state(pane) == "blocked", message="reflowed into one row")
     tmux_server.cmd("resize-window", "-t", pane, "-x", "12", "-y", "10")
     wait_for(lambda: tmux_server.state(pane) == "idle", message="wrapped again")
+
+
+def test_a_resize_back_between_two_sweeps_is_seen(tmux_server, sidecar):
+    """Pipe intake: the agent redraws on the first resize, so a read of screens takes the new
+    size between two sweeps; the resize back prints nothing. The next sweep must still see
+    that the pane's size is not the screen's."""
+    dialog = "Do you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n"
+    script = f"printf '{dialog}'; trap 'printf .; trap - WINCH' WINCH; while :; do sleep 0.1; done"
+    pane = tmux_server.new_pane("sh -c " + shlex.quote(script), rows=10, cols=12,
+                                env={"AGENTSTATE_AGENT": "claude"})
+    sidecar(interval=3.0).start()
+    wait_for(lambda: tmux_server.state(pane) == "idle", message="the wrapped question: idle")
+    tmux_server.cmd("resize-window", "-t", pane, "-x", "60", "-y", "10")
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="read after the redraw")
+    tmux_server.cmd("resize-window", "-t", pane, "-x", "12", "-y", "10")
+    wait_for(lambda: tmux_server.state(pane) == "idle", message="the resize back, at the next sweep")
 
 
 def test_foreign_pipe_is_kept_and_pane_still_classified(tmux_server, sidecar, tmp_path):

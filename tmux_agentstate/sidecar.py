@@ -322,7 +322,9 @@ class Sidecar:
             else:
                 if full:
                     self._read_session(w)
-                if (info.height, info.width) != (w.info.height, w.info.width):
+                # against the screen's size, not the last listing's: a read of screens may
+                # have taken a size between two listings, and a resize back would go unseen
+                if (info.height, info.width) != (w.screen.lines, w.screen.columns):
                     w.screen.resize(info.height, info.width)
                     if w.mode == "pipe" and info.pane_id not in screens:
                         # tmux reflowed it (unless read with this listing): the agent

@@ -90,20 +90,33 @@ def test_sigkill_and_restart_is_right_at_the_first_sweep(tmux_server, sidecar, i
     assert tmux_server.state(p2) == "blocked"
 
 
+# A permission dialog whose question wraps at 12 columns (not a dialog then) and fits in one
+# row at 60: only tmux's reflow on a resize changes what the screen says.
+WRAPPING_DIALOG = "Do you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n"
+
+
+def dialog_pane(tmux_server, script: str) -> str:
+    """A 12x10 pane running `script` (which prints WRAPPING_DIALOG) as Claude Code."""
+    return tmux_server.new_pane("sh -c " + shlex.quote(script), rows=10, cols=12,
+                                env={"AGENTSTATE_AGENT": "claude"})
+
+
+def resize(tmux_server, pane: str, cols: int) -> None:
+    tmux_server.cmd("resize-window", "-t", pane, "-x", str(cols), "-y", "10")
+
+
 @pytest.mark.parametrize("intake", ["pipe", "emulate", "capture"])
 def test_a_resize_alone_reclassifies_the_reflowed_screen(tmux_server, sidecar, intake):
     """No byte is printed after the dialog: only tmux's reflow of the wrapped question into
     one row (and back) changes what the screen says."""
-    dialog = "Do you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n"
-    pane = tmux_server.new_pane("sh -c " + shlex.quote(f"sleep 0.3; printf '{dialog}'; exec sleep 600"),
-                                rows=10, cols=12, env={"AGENTSTATE_AGENT": "claude"})
+    pane = dialog_pane(tmux_server, f"sleep 0.3; printf '{WRAPPING_DIALOG}'; exec sleep 600")
     sidecar(intake=intake).start()
     wait_for(lambda: tmux_server.option(pane, "pane_current_command") == "sleep", message="printed")
     time.sleep(1.0)  # a few sweeps: the printed screen has been read
     assert tmux_server.state(pane) == "idle"  # the question wraps: not a dialog
-    tmux_server.cmd("resize-window", "-t", pane, "-x", "60", "-y", "10")
+    resize(tmux_server, pane, 60)
     wait_for(lambda: tmux_server.state(pane) == "blocked", message="reflowed into one row")
-    tmux_server.cmd("resize-window", "-t", pane, "-x", "12", "-y", "10")
+    resize(tmux_server, pane, 12)
     wait_for(lambda: tmux_server.state(pane) == "idle", message="wrapped again")
 
 
@@ -111,15 +124,13 @@ def test_a_resize_back_between_two_sweeps_is_seen(tmux_server, sidecar):
     """Pipe intake: the agent redraws on the first resize, so a read of screens takes the new
     size between two sweeps; the resize back prints nothing. The next sweep must still see
     that the pane's size is not the screen's."""
-    dialog = "Do you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n"
-    script = f"printf '{dialog}'; trap 'printf .; trap - WINCH' WINCH; while :; do sleep 0.1; done"
-    pane = tmux_server.new_pane("sh -c " + shlex.quote(script), rows=10, cols=12,
-                                env={"AGENTSTATE_AGENT": "claude"})
+    pane = dialog_pane(tmux_server, f"printf '{WRAPPING_DIALOG}'; "
+                                    "trap 'printf .; trap - WINCH' WINCH; while :; do sleep 0.1; done")
     sidecar(interval=3.0).start()
     wait_for(lambda: tmux_server.state(pane) == "idle", message="the wrapped question: idle")
-    tmux_server.cmd("resize-window", "-t", pane, "-x", "60", "-y", "10")
+    resize(tmux_server, pane, 60)
     wait_for(lambda: tmux_server.state(pane) == "blocked", message="read after the redraw")
-    tmux_server.cmd("resize-window", "-t", pane, "-x", "12", "-y", "10")
+    resize(tmux_server, pane, 12)
     wait_for(lambda: tmux_server.state(pane) == "idle", message="the resize back, at the next sweep")
 
 

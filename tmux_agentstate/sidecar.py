@@ -292,9 +292,11 @@ class Sidecar:
         # (one round trip, not two); one not yet due stays set, as reading them twice cost
         # ~40 % more reads at 50 busy panes
         now = time.monotonic()
-        unread = self._take_unread(now) if self._read_at is not None and self._read_at <= now else []
+        read_due = self._read_at is not None and self._read_at <= now
+        unread = self._take_unread(now) if read_due else []
         capture = [w.info.pane_id for w in self.panes.values() if w.mode == "capture"]
-        panes, self._clients, screens = self.tmux.listing(capture + [w.info.pane_id for w in unread])
+        capture += [w.info.pane_id for w in unread]
+        panes, self._clients, screens = self.tmux.listing(capture)
         # the capture intake ticks every capture_interval for its screens; processes and
         # session files are read once per interval, as with the pipe intake
         now = time.monotonic()

@@ -434,7 +434,7 @@ class Tmux:
         except ServerGone:
             raise
         except TmuxError:  # a pane vanished between list and capture: capture one by one
-            lines, screens = list(self.run(*cmds)) if cmds else [], {}
+            lines, screens = self.run(*cmds), {}
             for pid in pane_ids:
                 try:
                     screens.update(self._run_with_captures([], [pid], escapes)[1])

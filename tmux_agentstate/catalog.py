@@ -6,12 +6,21 @@ change so the caller can report it (file, rule, reason) without spamming.
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 from .manifest import Manifest, ManifestError, load_manifest
 from .screen import ScreenView
 
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "manifests"
+
+
+def bundled_dir() -> Path:
+    """The manifests shipped with the package (the repository's top-level `manifests/`, which
+    pyproject.toml installs as the package `tmux_agentstate.manifests`)."""
+    return Path(str(resources.files("tmux_agentstate.manifests")))
+
+
+BUNDLED_DIR = bundled_dir()
 
 
 def user_dir() -> Path:

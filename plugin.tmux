@@ -1,80 +1,38 @@
 #!/usr/bin/env bash
-# tmux-agentstate: TPM entry point. Reads @agentstate-* options, wires the status segment, the
-# window badge, the popup key and hooks, and starts the sidecar. Logic lives in the Python
-# package; this file only talks to tmux. TPM discards our output, so every message the user
-# must see goes through `tmux display-message`.
-#
-# Options (set before TPM runs):
-#   @agentstate-key        popup key after the prefix            (default: A)
-#   @agentstate-interval   sweep interval, seconds               (default: 0.7)
-#   @agentstate-intake     pipe | emulate | capture (see README) (default: pipe)
-#   @agentstate-icon-blocked / -working / -idle   badge icons    (default: ! * -)
-#   @agentstate-style-blocked / -working / -idle  tmux styles    (default: fg=red,bold fg=yellow fg=green)
-#   @agentstate-python     python used to create the plugin venv (default: python3)
+# tmux-agentstate: the TPM entry point. Only wires tmux: the status segment and window badge
+# placeholders, the popup key and our hooks; then `plugin/ensure` (in the background) builds the
+# plugin's Python environment if it is missing and starts the sidecar. Icons, styles and every
+# other option's default live in the Python package (tmux_agentstate/config.py), which publishes
+# the badge format; this file reads only the options it needs to bind keys and hooks.
 set -u
 PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 HOOK_INDEX=4242   # our hooks live at this index so the user's own hooks stay untouched
 
 opt() { local v; v="$(tmux show-option -gqv "$1")"; printf '%s' "${v:-$2}"; }
-say() { tmux display-message "tmux-agentstate: $*"; }
 
-# Inside a #{?...} conditional ',' and '}' must be escaped; in icon text '#' as well.
-style_escape() { local s="${1//,/#,}"; printf '%s' "${s//\}/#\}}"; }
-text_escape() { style_escape "${1//\#/##}"; }
-
-key="$(opt @agentstate-key A)"
-venv="$PLUGIN_DIR/.venv"
-py="$venv/bin/python"
 socket="$(tmux display-message -p '#{socket_path}')"
-q_py="$(printf '%q' "$py")"
-q_socket="$(printf '%q' "$socket")"
-run="$q_py -m tmux_agentstate"
+ensure="$(printf '%q' "$PLUGIN_DIR/plugin/ensure") -S $(printf '%q' "$socket")"
 
-# -- status segment and window badge: pure formats over our options, no #() per redraw ---------
-summary='#{@agentstate_summary}'
-badge=''
-for state in blocked working idle; do
-  case "$state" in
-    blocked) icon="$(opt @agentstate-icon-blocked '!')"; style="$(opt @agentstate-style-blocked 'fg=red,bold')";;
-    working) icon="$(opt @agentstate-icon-working '*')"; style="$(opt @agentstate-style-working 'fg=yellow')";;
-    idle)    icon="$(opt @agentstate-icon-idle '-')";    style="$(opt @agentstate-style-idle 'fg=green')";;
-  esac
-  badge+="#{?#{==:#{@agentstate_window},$state},#[$(style_escape "$style")]$(text_escape "$icon")#[default] ,"
-done
-badge+='}}}'
-
-interpolate() {
-  local name="$1" value
-  value="$(tmux show-option -gqv "$name")"
-  case "$value" in *'#{agentstate}'*|*'#{agentstate_window}'*) ;; *) return;; esac
-  value="${value//\#\{agentstate\}/$summary}"
-  value="${value//\#\{agentstate_window\}/$badge}"
-  tmux set-option -gq "$name" "$value"
-}
+# -- placeholders: pure formats over our options, no #() process per status redraw -------------
+# #{agentstate} is the summary the sidecar renders; #{agentstate_window} expands the badge
+# format it publishes (#{E:...} evaluates it in each window's own context).
 for name in status-left status-right window-status-format window-status-current-format; do
-  interpolate "$name"
+  value="$(tmux show-option -gqv "$name")"
+  case "$value" in *'#{agentstate}'*|*'#{agentstate_window}'*) ;; *) continue;; esac
+  value="${value//\#\{agentstate\}/#\{@agentstate_summary\}}"
+  value="${value//\#\{agentstate_window\}/#\{E:@agentstate_badge\}}"
+  tmux set-option -gq "$name" "$value"
 done
 
-# -- popup key and hooks -------------------------------------------------------------------------
-tmux bind-key "$key" display-popup -E -w 90% -h 60% -T ' agents ' \
-  "$run popup -S $q_socket --client '#{client_name}'"
-tmux set-hook -g "client-attached[$HOOK_INDEX]" "run-shell -b '$run start -S $q_socket >/dev/null 2>&1'"
-tmux set-hook -g "session-created[$HOOK_INDEX]" "run-shell -b '$run start -S $q_socket >/dev/null 2>&1'"
+# -- popup key and hooks: each runs `ensure`, which is silent while the environment is not ready
+# (no run-shell error view in any pane) and says what is wrong in the status segment instead
+tmux bind-key "$(opt @agentstate-key A)" run-shell -b "$ensure --popup '#{client_name}'"
+# a client attaching, a session created: start the sidecar if it is not running; a client leaving
+# (the sidecar's own control client included, when the sidecar dies): bring it back
+for hook in client-attached session-created client-detached; do
+  tmux set-hook -g "$hook[$HOOK_INDEX]" "run-shell -b '$ensure --auto'"
+done
 
-# -- bootstrap the Python environment (once), then start the sidecar -----------------------------
-bootstrap() {
-  if ! "$py" -c 'import tmux_agentstate' >/dev/null 2>&1; then
-    say "first run: installing into $venv (about a minute)…"
-    local base log="$PLUGIN_DIR/.install.log"
-    base="$(opt @agentstate-python python3)"
-    if ! { "$base" -m venv "$venv" && "$py" -m pip install -q -e "$PLUGIN_DIR"; } >"$log" 2>&1; then
-      say "install failed: $(tail -n 1 "$log" | cut -c1-150) (full log: $log)"
-      return 1
-    fi
-    say "installed."
-  fi
-  "$py" -m tmux_agentstate start -S "$socket" >/dev/null 2>"$PLUGIN_DIR/.start.err" \
-    || say "could not start the sidecar: $(tail -n 1 "$PLUGIN_DIR/.start.err" | cut -c1-150)"
-}
-bootstrap </dev/null >/dev/null 2>&1 &
+# -- build the environment once (or after an update), then start the sidecar -------------------
+eval "$ensure --load" </dev/null >/dev/null 2>&1 &
 exit 0

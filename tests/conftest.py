@@ -85,6 +85,44 @@ def tmux_server():
     srv.kill()
 
 
+class OuterClient:
+    """A real tmux client of `server`, attached from inside a pane of a second tmux server (a
+    pseudo-terminal of its own): `screen()` is what the user sees, status line included."""
+
+    def __init__(self, server: TmuxServer, session: str = "main", cols=120, rows=32):
+        self.server, self.outer = server, f"{server.name}-outer"
+        env = dict(os.environ)
+        env.pop("TMUX", None)
+        subprocess.run(["tmux", "-L", self.outer, "-f", "/dev/null", "new-session", "-d", "-x",
+                        str(cols), "-y", str(rows), f"tmux -L {server.name} attach -t {session}"],
+                       env=env, check=True)
+        wait_for(lambda: self.name(), message="client attached")
+
+    def name(self) -> str:
+        names = self.server.cmd("list-clients", "-F", "#{?client_control_mode,,#{client_name}}")
+        return next((n for n in names.split("\n") if n), "")
+
+    def screen(self, escapes: bool = False) -> str:
+        args = ["tmux", "-L", self.outer, "capture-pane", "-p", *(["-e"] if escapes else [])]
+        return subprocess.run(args, capture_output=True, text=True).stdout
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.outer, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def attached_client(tmux_server):
+    clients = []
+
+    def attach(session="main", cols=120, rows=32):
+        clients.append(OuterClient(tmux_server, session, cols, rows))
+        return clients[-1]
+
+    yield attach
+    for c in clients:
+        c.close()
+
+
 def replay_command(path, agent: str, hold: str = "exec sleep 600") -> str:
     """A pane command that plays a capture's bytes as the named agent, then holds the screen."""
     return (f"env AGENTSTATE_AGENT={shlex.quote(agent)} sh -c "

@@ -193,3 +193,14 @@ def test_prefiltered_patterns_agree_with_their_regex_on_every_fixture_screen():
         for text in (view.text, *view.rows[-6:], view.title):
             for p in patterns:
                 assert (p.search(text) is None) == (p.regex.search(text) is None), (fx.id, p)
+
+
+def test_each_manifest_names_exactly_the_agent_releases_its_fixtures_cover():
+    """`tested` ships with the package (doctor compares the agent on PATH with it); the
+    fixtures do not, so the two must agree here."""
+    from tmux_agentstate.fixtures import load_index
+    covered: dict = {}
+    for f in load_index():
+        covered.setdefault(f.agent, set()).add(f.agent_version)
+    catalog = Catalog([BUNDLED_DIR])
+    assert {name: set(catalog.get(name).tested) for name in catalog.names()} == covered

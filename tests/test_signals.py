@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import replay_command, wait_for
+from conftest import OuterClient, replay_command, wait_for
 from tmux_agentstate.fixtures import load_index
 
 FIXTURES = load_index()
@@ -161,13 +161,8 @@ def test_a_client_looking_at_the_pane_marks_it_seen_and_others_get_told(tmux_ser
     watched = tmux_server.new_pane(f"env AGENTSTATE_AGENT=claude sh -c '{held}'", rows=BLOCKED.rows, cols=BLOCKED.cols)
     other = tmux_server.new_pane(f"env AGENTSTATE_AGENT=claude sh -c '{held}'", rows=BLOCKED.rows, cols=BLOCKED.cols)
     session = tmux_server.cmd("display-message", "-p", "-t", watched, "#{session_name}")
-    outer = f"{tmux_server.name}-outer"
-    env = dict(os.environ)
-    env.pop("TMUX", None)
-    subprocess.run(["tmux", "-L", outer, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50",
-                    f"tmux -L {tmux_server.name} attach -t {session}"], env=env, check=True)
+    client = OuterClient(tmux_server, session, cols=200, rows=50)
     try:
-        wait_for(lambda: session in tmux_server.cmd("list-clients", "-F", "#{session_name}"), message="client attached")
         sidecar(interval=0.3).start()
         time.sleep(1.0)
         go.touch()
@@ -180,4 +175,4 @@ def test_a_client_looking_at_the_pane_marks_it_seen_and_others_get_told(tmux_ser
         calls = [json.loads(l) for l in out.read_text().splitlines()]
         assert [c[0] for c in calls] == [other]  # the pane on screen was not announced
     finally:
-        subprocess.run(["tmux", "-L", outer, "kill-server"], capture_output=True)
+        client.close()

@@ -16,8 +16,12 @@ from .screen import ScreenView
 
 def bundled_dir() -> Path:
     """The manifests shipped with the package (the repository's top-level `manifests/`, which
-    pyproject.toml installs as the package `tmux_agentstate.manifests`)."""
-    return Path(str(resources.files("tmux_agentstate.manifests")))
+    pyproject.toml installs as the package `tmux_agentstate.manifests`), or, for the package
+    run straight from a checkout that was never installed, that folder itself."""
+    try:
+        return Path(str(resources.files("tmux_agentstate.manifests")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "manifests"
 
 
 BUNDLED_DIR = bundled_dir()
@@ -77,6 +81,11 @@ class Catalog:
     @property
     def errors(self) -> list[str]:
         return list(self._errors.values())
+
+    def source(self, name: str) -> str:
+        """Where the manifest in force for this name comes from: 'bundled' or 'user'."""
+        m = self.by_name.get(name)
+        return "bundled" if m is not None and Path(m.path).parent == BUNDLED_DIR else "user"
 
     def names(self) -> list[str]:
         return sorted(self.by_name)

@@ -101,7 +101,10 @@ def _runtime(tmux):
         socket = tmux.socket()
     except TmuxError as e:
         raise CliError(f"no tmux server at {tmux.label}: {e}") from None
-    return Runtime(socket).ensure()
+    try:
+        return Runtime(socket).ensure()
+    except OSError as e:  # e.g. a folder of that name that belongs to another user
+        raise CliError(f"cannot use the runtime folder: {e}") from None
 
 
 def _server_args(args) -> list[str]:
@@ -144,45 +147,90 @@ def cmd_watch(args) -> int:
 def cmd_start(args) -> int:
     import subprocess
     import time
+
+    from .runtime import RESTARTS_MAX, RESTARTS_WINDOW, prune_ended
     tmux = _tmux(args)
     runtime = _runtime(tmux)
     pid = runtime.running_pid()
     if pid:
-        print(f"tmux-agentstate: already watching {runtime.socket_path} (pid {pid})")
+        if not args.auto:
+            print(f"tmux-agentstate: already watching {runtime.socket_path} (pid {pid})")
         return 0
+    if args.auto:  # a hook: a client came or went (the dead sidecar's own control client too)
+        if runtime.stopped_path.exists():
+            return 0  # stopped on purpose: only an explicit start brings it back
+        if not runtime.note_auto_start():
+            _watcher_down(tmux, f"stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s, left down")
+            raise CliError(f"the sidecar stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s; "
+                           f"left down (log: {runtime.log_path}); once fixed: tmux-agentstate start")
+        if (runtime.dir / "socket").exists():  # one ran before: until the new one publishes
+            _set_summary(tmux, "#[fg=colour231,bg=colour160] agentstate: watcher down, restarting… #[default]")
+    else:
+        runtime.stopped_path.unlink(missing_ok=True)
+    prune_ended(runtime.dir.parent)
+    runtime.ensure_with_socket()
     cmd = [sys.executable, "-m", "tmux_agentstate", "watch", "--quiet", *_server_args(args)]
     if args.interval:
         cmd += ["--interval", str(args.interval)]
     if args.intake:
         cmd += ["--intake", args.intake]
     with open(runtime.dir / "sidecar.out", "ab") as out:
-        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+        # cwd /: `-m` puts the cwd first on sys.path, and a folder there must not shadow the
+        # installed package (the plugin's own checkout, say)
+        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
                          start_new_session=True, close_fds=True)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         pid = runtime.running_pid()
         if pid:
-            print(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
+            if not args.auto:
+                print(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
             return 0
         time.sleep(0.05)
     raise CliError(f"the sidecar did not start; see {runtime.dir / 'sidecar.out'}")
 
 
+def _set_summary(tmux, text: str) -> None:
+    from .tmux import TmuxError
+    try:
+        tmux.run(["set-option", "-gq", "@agentstate_summary", text])
+    except TmuxError:
+        pass
+
+
+def _watcher_down(tmux, why: str) -> None:
+    """No sidecar will run: no pane may go on showing a dead watcher's verdict as current."""
+    from .tmux import TmuxError
+    from .wiring import PANE_OPTIONS, WINDOW_OPTIONS
+    try:
+        tmux.unset_everywhere(PANE_OPTIONS[:6], WINDOW_OPTIONS)
+    except TmuxError:
+        pass
+    _set_summary(tmux, f"#[fg=colour231,bg=colour160] agentstate: watcher down ({why}) #[default]")
+
+
 def cmd_stop(args) -> int:
     import signal
     import time
-    runtime = _runtime(_tmux(args))
+    tmux = _tmux(args)
+    runtime = _runtime(tmux)
+    runtime.stopped_path.touch()  # our hooks leave it stopped
     pid = runtime.running_pid()
     if not pid or pid < 0:
         print("tmux-agentstate: not running")
-        return 0
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and runtime.running_pid():
-        time.sleep(0.05)
-    if runtime.running_pid():
-        os.kill(pid, signal.SIGKILL)
-    print(f"tmux-agentstate: stopped (pid {pid})")
+    else:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and runtime.running_pid():
+            time.sleep(0.05)
+        if runtime.running_pid():
+            os.kill(pid, signal.SIGKILL)
+        print(f"tmux-agentstate: stopped (pid {pid})")
+    if args.clean:
+        from .wiring import unwire
+        key = tmux.global_options().get("@agentstate-key", "A")
+        for line in unwire(tmux, key):
+            print(f"tmux-agentstate: {line}")
     return 0
 
 
@@ -316,6 +364,16 @@ def cmd_record(args) -> int:
     return 0
 
 
+def cmd_doctor(args) -> int:
+    from .doctor import diagnose
+    findings = diagnose(_tmux(args))
+    for f in findings:
+        print(f.line())
+    problems = sum(f.kind == "problem" for f in findings)
+    print(f"{problems} problem(s)" if problems else "healthy")
+    return EXIT_FAIL if problems else 0
+
+
 def _add_server(p) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-L", metavar="NAME", help="tmux socket name (as tmux -L)")
@@ -345,6 +403,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="pipe (default): read tmux's rendering of a pane when pipe-pane says "
                             "it changed; emulate: parse its bytes ourselves; capture: read every "
                             "agent pane each tick")
+        if name == "start":
+            w.add_argument("--auto", action="store_true",
+                           help="as our tmux hooks run it: silent; leaves a sidecar stopped on "
+                                "purpose stopped, and one that keeps dying down")
         if name == "watch":
             w.add_argument("--quiet", action="store_true", help="exit 0 if one already runs")
             w.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
@@ -354,6 +416,9 @@ def build_parser() -> argparse.ArgumentParser:
                              ("popup", cmd_popup, "the prefix + A list of agent panes")):
         w = sub.add_parser(name, help=text)
         _add_server(w)
+        if name == "stop":
+            w.add_argument("--clean", action="store_true",
+                           help="also take out our hooks, key binding, options and placeholders")
         if name == "popup":
             w.add_argument("--client", help="the client to switch (tmux passes #{client_name})")
         w.set_defaults(func=func)
@@ -386,6 +451,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-seed", action="store_true",
                    help="only what the pane prints from now on, not the screen it shows now")
     r.set_defaults(func=cmd_record)
+
+    d = sub.add_parser("doctor", help="check tmux, Python, manifests, the plugin's wiring, the "
+                                      "sidecar and the agent CLIs; one line per problem with its fix")
+    _add_server(d)
+    d.set_defaults(func=cmd_doctor)
 
     ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
     _add_server(ls)

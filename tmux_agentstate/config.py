@@ -6,6 +6,14 @@ from dataclasses import dataclass, field
 from .notify import NotifyConfig
 
 URGENCY = {"blocked": 3, "working": 2, "idle": 1}
+# Each badge is a pill that brings its own background, so it reads on tmux's default green bar
+# and on dark themes alike (a bare fg=green vanished on the default bar). Fixed 256-colour
+# indices, not named colours, since themes repaint the 16 named ones (catppuccin's "blue" is
+# light, gruvbox's "yellow" is dark); tests/test_visible.py renders them on each bar.
+ICONS = {"blocked": "!", "working": "*", "idle": "-"}
+STYLES = {"blocked": "fg=colour231,bg=colour160,bold",   # white on red
+          "working": "fg=colour16,bg=colour220",         # black on amber
+          "idle": "fg=colour231,bg=colour61"}            # white on slate blue
 INTAKES = ("pipe", "emulate", "capture")
 
 
@@ -23,9 +31,8 @@ class Config:
     read_gap_max: float = 0.3      # a second (a CPU bound), but never longer than read_gap_max
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
     report_lifetime: float = 30.0
-    icons: dict = field(default_factory=lambda: {"blocked": "!", "working": "*", "idle": "-"})
-    styles: dict = field(default_factory=lambda: {"blocked": "fg=red,bold", "working": "fg=yellow",
-                                                  "idle": "fg=green"})
+    icons: dict = field(default_factory=lambda: dict(ICONS))
+    styles: dict = field(default_factory=lambda: dict(STYLES))
     notify: NotifyConfig = field(default_factory=NotifyConfig)
 
     @classmethod
@@ -50,3 +57,23 @@ class Config:
             c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
         c.notify = NotifyConfig.from_options(options)
         return c
+
+    def badge_format(self) -> str:
+        """The window badge: a tmux format over the window option `@agentstate_window`, which
+        plugin.tmux puts where the user wrote #{agentstate_window} (as #{E:@agentstate_badge},
+        evaluated in each window's context). Built from the user's own icon and style options
+        only, never from pane text."""
+        def in_conditional(text: str) -> str:  # ',' and '}' end a #{?...} branch
+            return text.replace(",", "#,").replace("}", "#}")
+        badge = ""
+        for state in ("blocked", "working", "idle"):
+            icon = in_conditional(f" {self.icons[state]} ".replace("#", "##"))
+            badge += (f"#{{?#{{==:#{{@agentstate_window}},{state}}},"
+                      f"#[{in_conditional(self.styles[state])}]{icon}#[default],")
+        return badge + "}}}"
+
+    def render_summary(self, counts: dict[str, int]) -> str:
+        """The status segment: a pill per state with a count. Built from counts and the user's
+        own icon and style options only, never from pane text, so it may carry style."""
+        return " ".join(f"#[{self.styles[s]}] {self.icons[s].replace('#', '##')}{counts[s]} #[default]"
+                        for s in ("blocked", "working", "idle") if counts.get(s))

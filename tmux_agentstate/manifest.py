@@ -26,7 +26,7 @@ STATES = ("blocked", "working", "idle")
 FALLBACKS = ("idle", "working")  # never blocked: a false "needs you" costs more than a late one
 ROW_REGIONS = ("screen", "cursor_row", "bottom", "top")
 REGIONS = ROW_REGIONS + ("title", "osc_state")
-_TOP_KEYS = {"name", "display", "fallback", "identify", "rules", "answers"}
+_TOP_KEYS = {"name", "display", "version", "tested", "fallback", "identify", "rules", "answers"}
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
 _RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment"}
 
@@ -228,6 +228,8 @@ class Manifest:
     answers: dict = field(default_factory=dict)
     # every pattern a blocked rule could match with (None: no blocked rule)
     blocked_hint: Hint | None = None
+    version: int = 1                   # the manifest's own revision
+    tested: tuple[str, ...] = ()       # agent releases its rules were checked against
 
     def evaluate(self, view: ScreenView) -> Match:
         """First rule that matches wins; no match is the fallback state (never blocked)."""
@@ -311,8 +313,14 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     if not isinstance(answers, dict) or not all(
             isinstance(v, list) and all(isinstance(k, str) for k in v) for v in answers.values()):
         raise ManifestError(path, "[answers] maps a choice to a list of tmux key names")
+    version = data.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ManifestError(path, "'version' must be a positive integer")
+    tested = data.get("tested", [])
+    if not isinstance(tested, list) or not all(isinstance(v, str) for v in tested):
+        raise ManifestError(path, "'tested' must be a list of version strings")
     return Manifest(name, str(path), str(data.get("display", name)), fallback, identity,
-                    tuple(rules), dict(answers), _blocked_hint(rules))
+                    tuple(rules), dict(answers), _blocked_hint(rules), version, tuple(tested))
 
 
 def _blocked_hint(rules: list[Rule]) -> Hint | None:

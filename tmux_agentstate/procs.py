@@ -93,3 +93,21 @@ def claude_session(fg: Foreground) -> tuple[dict, float] | None:
         if isinstance(data, dict):
             return data, mtime
     return None
+
+
+def installed_version(command: str, timeout: float = 5.0) -> tuple[str | None, str | None]:
+    """(path on PATH, version) of an agent CLI, from `COMMAND --version` (stdin closed, bounded
+    in time); (None, None) when it is not on PATH, version None when it did not say."""
+    import re
+    import shutil
+    import subprocess
+    path = shutil.which(command)
+    if path is None:
+        return None, None
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=timeout,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return path, None
+    m = re.search(r"\d+\.\d+\.\d+", out.stdout + " " + out.stderr)
+    return path, m.group(0) if m else None

@@ -1,4 +1,5 @@
-"""Where one sidecar keeps its FIFOs, lock, log and status: a private (0700) folder per server."""
+"""Where one sidecar keeps its FIFOs, lock, log and status: a private (0700) folder per server,
+removed when that server ends."""
 from __future__ import annotations
 
 import fcntl
@@ -6,8 +7,14 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import socket as socketlib
 import tempfile
+import time
 from pathlib import Path
+
+RESTARTS_MAX = 5          # automatic starts allowed within RESTARTS_WINDOW seconds: a sidecar
+RESTARTS_WINDOW = 60.0    # that dies more often than that is left down and said to be
 
 
 def base_dir() -> Path:
@@ -34,6 +41,36 @@ class Runtime:
             if st.st_mode & 0o077:
                 os.chmod(d, 0o700)
         return self
+
+    def ensure_with_socket(self) -> "Runtime":
+        """ensure(), and note which server this folder is for (so a later start can tell a
+        folder whose server has ended)."""
+        self.ensure()
+        (self.dir / "socket").write_text(self.socket_path)
+        return self
+
+    @property
+    def stopped_path(self) -> Path:
+        """Present while the sidecar was stopped on purpose: hooks do not bring it back."""
+        return self.dir / "stopped"
+
+    def note_auto_start(self, now: float | None = None) -> bool:
+        """Count an automatic (re)start; False when there were too many lately."""
+        now = time.time() if now is None else now
+        path = self.dir / "restarts"
+        try:
+            times = [float(t) for t in path.read_text().split()]
+        except (OSError, ValueError):
+            times = []
+        times = [t for t in times if now - t < RESTARTS_WINDOW]
+        if len(times) >= RESTARTS_MAX:
+            return False
+        path.write_text(" ".join(f"{t:.3f}" for t in [*times, now]))
+        return True
+
+    def remove(self) -> None:
+        """The folder and all in it (FIFOs, lock, log, status): its server has ended."""
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     @property
     def lock_path(self) -> Path:
@@ -87,3 +124,39 @@ class Runtime:
             return json.loads(self.status_path.read_text())
         except (OSError, ValueError):
             return None
+
+
+def server_alive(socket_path: str) -> bool:
+    """Whether a tmux server listens on this socket (a connect, no tmux process)."""
+    s = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    try:
+        s.connect(socket_path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def prune_ended(base: Path | None = None) -> list[Path]:
+    """Remove the folders of servers that have ended (their sidecar was killed, so it could
+    not remove its own): no server on the socket they name, and no sidecar holding the lock."""
+    base = base or base_dir()
+    removed = []
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return removed
+    for d in entries:
+        try:
+            if d.is_symlink() or not d.is_dir() or d.stat().st_uid != os.getuid():
+                continue
+            socket_path = (d / "socket").read_text()
+        except OSError:
+            continue
+        rt = Runtime(socket_path, base)
+        if rt.dir != d or server_alive(socket_path) or rt.running_pid():
+            continue
+        rt.remove()
+        removed.append(d)
+    return removed

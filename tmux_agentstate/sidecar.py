@@ -112,7 +112,11 @@ class Sidecar:
         self.tmux.use_control()
         for e in self.catalog.errors:
             log.error("manifest error: %s", e)
+        server_gone = False
         try:
+            badge = Batch()  # the window badge's format, from the user's icons and styles
+            badge.set_global("@agentstate_badge", self.config.badge_format())
+            self._apply(badge)
             next_sweep = time.monotonic()
             while not self._stop.is_set():
                 now = time.monotonic()
@@ -146,8 +150,11 @@ class Sidecar:
                     time.sleep(COALESCE)
         except ServerGone:
             log.info("tmux server is gone; exiting")
+            server_gone = True
         finally:
             self.shutdown()
+        if server_gone:
+            self.runtime.remove()  # its FIFOs, lock, log and status have no server to serve
 
     def shutdown(self) -> None:
         if self._observer is not None:
@@ -545,7 +552,7 @@ class Sidecar:
             batch.set_window(window, "@agentstate_window", None)
             changed = True
         self._windows = windows
-        summary = self.render_summary(counts)
+        summary = self.config.render_summary(counts)
         if summary != self._summary:
             batch.set_global("@agentstate_summary", summary)
             self._summary = summary
@@ -577,16 +584,6 @@ class Sidecar:
             self.notifier.run_command(w.info.pane_id, w.info.address, w.manifest.name, state, line)
             log.info("%s: notified (%s)", w.info.pane_id, state)
         self._notes.clear()
-
-    def render_summary(self, counts: dict[str, int]) -> str:
-        """The status segment. Built from counts and the user's own icon options only, never
-        from pane text, so it may carry style (#[...]) safely."""
-        parts = []
-        for s in ("blocked", "working", "idle"):
-            if counts.get(s):
-                parts.append(f"#[{self.config.styles[s]}]{tmux_quote(self.config.icons[s])}"
-                             f"{counts[s]}#[default]")
-        return " ".join(parts)
 
     def _refresh_clients(self, batch: Batch) -> None:
         for c in self._clients:

@@ -476,6 +476,20 @@ class Tmux:
                          "detail": SEP.join(p[9:]).replace("##", "#")})
         return rows
 
+    def unset_everywhere(self, pane: tuple[str, ...] = (), window: tuple[str, ...] = (),
+                         globals_: tuple[str, ...] = ()) -> None:
+        """Unset these options on every pane, every window and globally, in one round trip."""
+        batch = Batch()
+        for line in self.run(["list-panes", "-a", "-F", "#{pane_id} #{window_id}"]):
+            pane_id, _, window_id = line.partition(" ")
+            for name in pane:
+                batch.set_pane(pane_id, name, None)
+            for name in window:
+                batch.set_window(window_id, name, None)
+        for name in globals_:
+            batch.set_global(name, None)
+        self.apply(batch)
+
     def jump_to(self, pane_id: str, client: str | None = None) -> None:
         """Show a pane in the client: its session, its window, the pane itself."""
         self.run(["select-window", "-t", pane_id], ["select-pane", "-t", pane_id])

@@ -1,0 +1,203 @@
+"""`tmux-agentstate doctor`: is everything in place for this tmux server, and if not, what to do.
+
+Each check gives findings: `ok` and `note` lines inform, a `problem` carries its fix. The
+command exits 0 only when there is no problem. Checks that need the server say so when there
+is none and the rest still run (Python, manifests, agent CLIs).
+"""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import procs, wiring
+from .catalog import BUNDLED_DIR, Catalog, user_dir
+from .runtime import Runtime, base_dir
+from .tmux import Tmux, TmuxError
+
+POPUP_TMUX = (3, 2)  # display-popup, and the control client's ignore-size/no-output flags
+
+
+@dataclass
+class Finding:
+    kind: str  # ok | note | problem
+    text: str
+    fix: str = ""
+
+    def line(self) -> str:
+        return f"{self.kind:<7} {self.text}" + (f"; fix: {self.fix}" if self.fix else "")
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    import re
+    m = re.search(r"(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def check_versions(tmux: Tmux | None) -> list[Finding]:
+    out = [Finding("ok" if sys.version_info >= (3, 9) else "problem",
+                   f"Python {sys.version.split()[0]} ({sys.executable})",
+                   "" if sys.version_info >= (3, 9) else "install Python 3.9 or newer")]
+    if tmux is None:
+        return out
+    version = tmux.run(["display-message", "-p", "#{version}"])[0]
+    if _version_tuple(version) >= POPUP_TMUX:
+        out.append(Finding("ok", f"tmux {version}"))
+    else:
+        out.append(Finding("note", f"tmux {version} is older than 3.2: no popup (prefix + A shows "
+                                   "a message; use `tmux-agentstate list`), and one tmux process "
+                                   "per sidecar call instead of a control-mode client (more CPU)"))
+    return out
+
+
+def check_manifests(catalog: Catalog) -> list[Finding]:
+    out = []
+    for name in catalog.names():
+        m = catalog.get(name)
+        source = catalog.source(name)
+        text = f"manifest {name} v{m.version} ({source}: {m.path})"
+        if source == "user" and (BUNDLED_DIR / f"{name}.toml").exists():
+            text += f", overrides the bundled {name}"
+        out.append(Finding("ok", text))
+    if not catalog.names():
+        out.append(Finding("problem", f"no manifests loaded (looked in {BUNDLED_DIR})",
+                           "reinstall tmux-agentstate: this install lacks its bundled manifests"))
+    for error in catalog.errors:
+        out.append(Finding("problem", f"manifest error: {error}",
+                           "correct the file; until then its last good version (if any) runs"))
+    return out
+
+
+def check_agents(catalog: Catalog) -> list[Finding]:
+    out = []
+    for name in catalog.names():
+        m = catalog.get(name)
+        for command in m.identify.commands[:1]:
+            path, version = procs.installed_version(command)
+            if path is None:
+                out.append(Finding("note", f"{command}: not on PATH"))
+            elif version is None:
+                out.append(Finding("note", f"{command} ({path}): did not tell its version"))
+            elif version in m.tested or not m.tested:
+                out.append(Finding("ok", f"{command} {version} ({path}): the fixtures cover it"))
+            else:
+                out.append(Finding("note", f"{command} {version} ({path}): the fixtures cover "
+                                           f"{', '.join(m.tested)}; a changed dialog may be missed"))
+    return out
+
+
+def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
+    out = []
+    install = wiring.global_option(tmux, "@agentstate_install")
+    if install.startswith("failed: "):
+        out.append(Finding("problem", f"the plugin's install failed: {install[8:]}",
+                           "as it says, then reload tmux.conf"))
+    elif install == "installing":
+        out.append(Finding("note", "the plugin is installing its environment now"))
+    summary_in = [n for n in ("status-left", "status-right")
+                  if wiring.PLACEHOLDERS["#{agentstate}"] in wiring.global_option(tmux, n)]
+    raw_in = [n for n in wiring.FORMAT_OPTIONS
+              if any(p in wiring.global_option(tmux, n) for p in wiring.PLACEHOLDERS)]
+    if raw_in:
+        out.append(Finding("problem", f"{', '.join(raw_in)} still hold(s) a #{{agentstate…}} "
+                                      "placeholder that the plugin did not interpolate",
+                           "set these options before TPM's `run` line in tmux.conf (or run "
+                           "plugin.tmux after them), then reload tmux.conf"))
+    elif summary_in:
+        out.append(Finding("ok", f"#{{agentstate}} interpolated in {', '.join(summary_in)}"))
+    else:
+        out.append(Finding("problem", "the summary is in neither status-left nor status-right",
+                           "add #{agentstate} to one, e.g. set -g status-right '#{agentstate} "
+                           "%H:%M', before TPM's `run` line"))
+    badge_in = [n for n in wiring.FORMAT_OPTIONS[2:]
+                if wiring.PLACEHOLDERS["#{agentstate_window}"] in wiring.global_option(tmux, n)]
+    if badge_in:
+        out.append(Finding("ok", f"#{{agentstate_window}} interpolated in {', '.join(badge_in)}"))
+    elif not raw_in:
+        out.append(Finding("note", "no window badge: add #{agentstate_window} to "
+                                   "window-status-format to see each window's state"))
+    key = options.get("@agentstate-key", "A")
+    if wiring.key_bound(tmux, key):
+        out.append(Finding("ok", f"prefix + {key} opens the agent list"))
+    else:
+        out.append(Finding("problem", f"prefix + {key} is not bound to the agent list",
+                           "load the plugin: run-shell /path/to/tmux-agentstate/plugin.tmux"))
+    missing = [h for h, present in wiring.hooks_present(tmux).items() if not present]
+    if missing:
+        out.append(Finding("problem", f"hook(s) missing: {', '.join(missing)} (they start the "
+                                      "sidecar and bring it back when it dies)",
+                           "load the plugin: run-shell /path/to/tmux-agentstate/plugin.tmux"))
+    else:
+        out.append(Finding("ok", f"hooks {', '.join(wiring.HOOKS)} at index {wiring.HOOK_INDEX}"))
+    return out
+
+
+def _unsafe(path: Path) -> str | None:
+    """Why a runtime folder is not ours alone (None when it is, or does not exist yet)."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a folder"
+    if st.st_uid != os.getuid():
+        return f"{path} belongs to uid {st.st_uid}, not to you"
+    if st.st_mode & 0o077:
+        return f"{path} is open to others (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def check_sidecar(tmux: Tmux) -> list[Finding]:
+    out = []
+    runtime = Runtime(tmux.socket())
+    for folder in (base_dir(), runtime.dir):
+        why = _unsafe(folder)
+        if why:
+            out.append(Finding("problem", f"runtime folder unsafe: {why}",
+                               f"remove {folder} (the sidecar makes it again, private)"))
+    if not any(f.kind == "problem" for f in out):
+        out.append(Finding("ok", f"runtime folder {runtime.dir} is private"))
+    pid = runtime.running_pid() if runtime.dir.is_dir() else None
+    if pid:
+        out.append(Finding("ok", f"sidecar running (pid {pid}), log {runtime.log_path}"))
+    elif runtime.stopped_path.exists():
+        out.append(Finding("problem", "the sidecar was stopped (tmux-agentstate stop)",
+                           f"tmux-agentstate start -S {tmux.socket()}"))
+    else:
+        out.append(Finding("problem", "no sidecar runs for this server: pane states are not "
+                                      "kept up to date",
+                           f"tmux-agentstate start -S {tmux.socket()} (see its log: "
+                           f"{runtime.log_path})"))
+    last_error = _last_error(runtime.log_path)
+    if last_error:
+        out.append(Finding("note", f"the sidecar log's last error: {last_error}"))
+    return out
+
+
+def _last_error(log: Path) -> str | None:
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - (256 << 10)))
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    errors = [line for line in lines if " ERROR " in line]
+    return errors[-1][:300] if errors else None
+
+
+def diagnose(tmux: Tmux, catalog: Catalog | None = None) -> list[Finding]:
+    catalog = catalog or Catalog()
+    try:
+        options = tmux.global_options()
+    except TmuxError as e:
+        findings = check_versions(None)
+        findings.append(Finding("problem", f"no tmux server at {tmux.label}: {e}",
+                                "start tmux, or name the server with -L NAME / -S PATH"))
+        return findings + check_manifests(catalog) + check_agents(catalog)
+    return (check_versions(tmux) + check_manifests(catalog) + check_plugin(tmux, options)
+            + check_sidecar(tmux) + check_agents(catalog)
+            + [Finding("note", f"user manifests folder: {user_dir()}")])

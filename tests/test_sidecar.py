@@ -137,7 +137,9 @@ def test_a_resize_back_between_two_sweeps_is_seen(tmux_server, sidecar):
 def test_foreign_pipe_is_kept_and_pane_still_classified(tmux_server, sidecar, tmp_path):
     fx = pick("blocked", "claude")
     log = tmp_path / "their.log"
-    pane = tmux_server.new_pane(rows=fx.rows, cols=fx.cols)
+    # a plain sh to type into: no user rc files (pyenv's rehash lock once held an interactive
+    # bash for 60 s) between the test and its prompt
+    pane = tmux_server.new_pane("sh", rows=fx.rows, cols=fx.cols)
     tmux_server.cmd("pipe-pane", "-O", "-t", pane, f"cat >> {log}")  # e.g. tmux-logging
     tmux_server.cmd("send-keys", "-t", pane, replay_command(fx.path, "claude", "read x; sleep 600"), "Enter")
     sidecar().start()

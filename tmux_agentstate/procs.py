@@ -45,6 +45,48 @@ def foreground_pgid(pane_pid: int) -> int | None:
     return tpgid if tpgid > 0 else None
 
 
+def child_pids(pid: int) -> frozenset | None:
+    """A process's children: one read of /proc/<pid>/task/<pid>/children where the kernel
+    has it (psutil would scan every process); None when the process is gone."""
+    try:
+        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY)
+    except FileNotFoundError:
+        if not psutil.pid_exists(pid):
+            return None
+        try:
+            return frozenset(p.pid for p in psutil.Process(pid).children())
+        except psutil.Error:
+            return None
+    except OSError:
+        return None
+    try:
+        data = b""
+        while chunk := os.read(fd, 65536):
+            data += chunk
+    finally:
+        os.close(fd)
+    return frozenset(int(p) for p in data.split())
+
+
+def tty_size(tty: str) -> tuple[int, int] | None:
+    """(rows, cols) of a pane's terminal as the kernel has it: a resize is seen without asking
+    tmux. None when it cannot be read."""
+    import fcntl
+    import struct
+    import termios
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        rows, cols = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))[:2]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return (rows, cols) if rows and cols else None
+
+
 def _describe(proc: psutil.Process) -> tuple[str, tuple[str, ...], str | None, str | None]:
     with proc.oneshot():
         name = proc.name()

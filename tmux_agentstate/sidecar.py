@@ -16,6 +16,7 @@ classifies what changed and publishes, in one batch. They differ in how a screen
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -94,6 +95,11 @@ class Sidecar:
         self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
         self._fg: dict[str, procs.Foreground | None] = {}
         self._next_full = 0.0
+        self._next_listing = 0.0             # when the sweep lists panes from tmux again
+        self._listed_at = 0.0
+        self._foregrounds: dict[str, tuple[int, int]] = {}  # pane → (pane pid, foreground pgid)
+        self._server_pid = 0
+        self._children: frozenset | None = None  # the tmux server's child processes
         self._read_at: float | None = None   # pipe: when to read the screens of panes that printed
         self._last_read = 0.0
         self._read_gap = self.config.read_gap
@@ -114,6 +120,7 @@ class Sidecar:
             log.error("manifest error: %s", e)
         server_gone = False
         try:
+            self._server_pid = self.tmux.server_pid()
             badge = Batch()  # the window badge's format, from the user's icons and styles
             badge.set_global("@agentstate_badge", self.config.badge_format())
             self._apply(badge)
@@ -165,7 +172,6 @@ class Sidecar:
         for window in self._windows:
             batch.set_window(window, "@agentstate_window", None)
         batch.set_global("@agentstate_summary", None)
-        self._refresh_clients(batch)
         try:
             self.tmux.apply(batch)
         except TmuxError:
@@ -252,6 +258,9 @@ class Sidecar:
     def _take_view(self, w: PaneWatch, view) -> bool:
         if view is None:
             return False
+        if view.report != w.info.report:  # a hook reported: re-combine at the next sweep
+            w.info = dataclasses.replace(w.info, report=view.report)
+            w.screen.dirty = True
         w.screen.resize(view.rows, view.cols)
         return w.screen.update(view.text, view.cursor_y, view.title)
 
@@ -287,7 +296,35 @@ class Sidecar:
 
     # -- the sweep -----------------------------------------------------------------------------
     def sweep(self) -> None:
+        """Every `interval`: classify what changed and publish. The panes are listed from tmux
+        (every pane, client, size and report) only when something may have changed that the
+        bytes and the process table cannot tell, or every `listing_quiet` / `listing_active`
+        seconds: each tmux command we send is kept in the user's `show-messages` log (1000
+        lines by default), so an idle sidecar must not fill it."""
         self.sweeps += 1
+        now = time.monotonic()
+        if self._reload.is_set() or self._listing_due(now):
+            self._list_and_sweep()
+            return
+        if self._read_at is not None and self._read_at <= now:
+            self._read_screens(now)  # pipe: a due read, sizes and titles with it
+        self._settle()
+
+    def _listing_due(self, now: float) -> bool:
+        """Whether this sweep must list the panes from tmux: its time has come, or the process
+        table says a pane came or went, an agent started or left (the tty's foreground
+        changed), or a watched pane was resized (its tty's size)."""
+        if self.config.intake == "capture" or now >= self._next_listing:
+            return True
+        if self._server_pid and procs.child_pids(self._server_pid) != self._children:
+            return True
+        for pane_id, (pane_pid, pgid) in self._foregrounds.items():
+            if (procs.foreground_pgid(pane_pid) or 0) != pgid:
+                return True
+        return any(procs.tty_size(w.info.tty) not in (None, (w.screen.lines, w.screen.columns))
+                   for w in self.panes.values())
+
+    def _list_and_sweep(self) -> None:
         if self._reload.is_set():
             self._reload.clear()
             for e in self.catalog.reload():
@@ -367,6 +404,19 @@ class Sidecar:
             self._fg.pop(gone, None)
             self.notifier.forget(gone)
         self._apply(batch)  # pipes first, so no byte is lost between the capture and the pipe
+        self._foregrounds = {info.pane_id: (info.pane_pid, self._identity.get(info.pane_id, (0,))[0])
+                             for info in panes if not info.dead}
+        if self._server_pid:
+            self._children = procs.child_pids(self._server_pid)
+        now = time.monotonic()
+        printed = any(w.last_byte > self._listed_at for w in self.panes.values())
+        self._listed_at = now
+        self._next_listing = now + (self.config.listing_active if printed or self._due
+                                    else self.config.listing_quiet)
+        self._settle()
+
+    def _settle(self) -> None:
+        """Seed, classify what changed, publish: the end of every sweep."""
         batch = Batch()
         self._seed(batch)
         now = time.monotonic()
@@ -543,22 +593,17 @@ class Sidecar:
             if cur is None or URGENCY[w.state.state] > URGENCY[cur]:
                 windows[w.info.window_id] = w.state.state
         self._flush_notes(batch)
-        changed = bool(batch)
+        # no refresh-client: tmux redraws every client's status line when an option is set
         for window, state in windows.items():
             if self._windows.get(window) != state:
                 batch.set_window(window, "@agentstate_window", state)
-                changed = True
         for window in set(self._windows) - set(windows):
             batch.set_window(window, "@agentstate_window", None)
-            changed = True
         self._windows = windows
         summary = self.config.render_summary(counts)
         if summary != self._summary:
             batch.set_global("@agentstate_summary", summary)
             self._summary = summary
-            changed = True
-        if changed:
-            self._refresh_clients(batch)
 
     def _read_session(self, w: PaneWatch) -> None:
         session = session_report(w.manifest, w.fg)
@@ -584,11 +629,6 @@ class Sidecar:
             self.notifier.run_command(w.info.pane_id, w.info.address, w.manifest.name, state, line)
             log.info("%s: notified (%s)", w.info.pane_id, state)
         self._notes.clear()
-
-    def _refresh_clients(self, batch: Batch) -> None:
-        for c in self._clients:
-            if not c.control:
-                batch.add("refresh-client", "-S", "-t", c.name)
 
     def _apply(self, batch: Batch) -> None:
         if not batch:

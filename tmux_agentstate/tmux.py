@@ -23,7 +23,8 @@ PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "
                "pane_index", "pane_width", "pane_height", "pane_dead", "pane_pipe",
                "alternate_on", "cursor_x", "cursor_y", "pane_active", "window_active",
                "@agentstate", "@agentstate_pipe", "@agentstate_report", "pane_title")
-VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "pane_title")  # title last: may hold SEP
+# the report is our hook's JSON (control characters escaped); the title last: it may hold SEP
+VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "@agentstate_report", "pane_title")
 CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name")
 
 
@@ -71,6 +72,7 @@ class PaneView:
     rows: int
     cols: int
     title: str
+    report: str = ""     # @agentstate_report, read with the screen
 
 
 @dataclass(frozen=True)
@@ -335,6 +337,10 @@ class Tmux:
         if batch:
             self.run(*batch.commands)
 
+    def server_pid(self) -> int:
+        out = self.run(["display-message", "-p", "#{pid}"])
+        return int(out[0]) if out and out[0].isdigit() else 0
+
     def socket(self) -> str:
         return self.run(["display-message", "-p", "#{socket_path}"])[0]
 
@@ -419,7 +425,7 @@ class Tmux:
             if m[0] not in screens:
                 continue
             try:
-                out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[4])
+                out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[5], m[4])
             except (IndexError, ValueError):
                 continue
         return out

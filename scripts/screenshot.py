@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Screenshot of a real tmux client running the demo, with the status segment, the window
-badges and the `prefix + A` popup, rendered to PNG (docs/screenshot.png).
+badges and the `prefix + A` popup, rendered to PNG (docs/screenshot.png); with `--catppuccin`,
+the README's hand-made catppuccin-style module on a mocha bar instead of the popup
+(docs/status-catppuccin.png).
 
     pip install pillow; apt-get install fonts-dejavu-core   (once; a dev tool, not a dependency)
     .venv/bin/python scripts/screenshot.py [--out docs/screenshot.png]
+    .venv/bin/python scripts/screenshot.py --catppuccin --out docs/status-catppuccin.png
 
 A real tmux client runs attached to the demo server inside a pane of a second, outer tmux
 server; the outer pane's `capture-pane -e` is exactly what that client drew, colours included.
@@ -32,6 +35,17 @@ PALETTE = {"black": (30, 30, 30), "red": (224, 80, 80), "green": (110, 200, 110)
 FG, BG = (220, 220, 220), (24, 24, 28)
 
 
+# the README's module without the theme, on catppuccin mocha's bar (window badges as they are)
+CATPPUCCIN = {
+    "status-style": "bg=#1e1e2e,fg=#cdd6f4",
+    "status-left": "#[fg=#11111b,bg=#89b4fa] demo #[default] ",
+    "status-right": "#[fg=#11111b,bg=#fab387] A #[fg=#cdd6f4,bg=#313244] #{@agentstate_summary} "
+                    "#[default] %H:%M ",
+    "window-status-format": " #I:#W #{E:@agentstate_badge}",
+    "window-status-current-format": "#[fg=#11111b,bg=#cba6f7] #I:#W #[default]#{E:@agentstate_badge}",
+}
+
+
 def colour(value: str, default):
     if value == "default":
         return default
@@ -45,20 +59,20 @@ def colour(value: str, default):
         return default
 
 
-def render(ansi: str, out: Path) -> None:
+def render(ansi: str, out: Path, first_row: int = 0) -> None:
     screen = pyte.Screen(COLS, ROWS)
-    pyte.Stream(screen).feed(ansi.replace("\n", "\r\n"))
+    pyte.Stream(screen).feed(ansi.rstrip("\n").replace("\n", "\r\n"))
     font, bold = ImageFont.truetype(FONT, 15), ImageFont.truetype(FONT_BOLD, 15)
     cw, ch = int(font.getlength("M")), 20
-    img = Image.new("RGB", (COLS * cw + 16, ROWS * ch + 16), BG)
+    img = Image.new("RGB", (COLS * cw + 16, (ROWS - first_row) * ch + 16), BG)
     draw = ImageDraw.Draw(img)
-    for y in range(ROWS):
+    for y in range(first_row, ROWS):
         for x in range(COLS):
             cell = screen.buffer[y][x]
             fg, bg = colour(cell.fg, FG), colour(cell.bg, BG)
             if cell.reverse:
                 fg, bg = bg, fg
-            px, py = 8 + x * cw, 8 + y * ch
+            px, py = 8 + x * cw, 8 + (y - first_row) * ch
             if bg != BG:
                 draw.rectangle([px, py, px + cw - 1, py + ch - 1], fill=bg)
             if cell.data.strip():
@@ -75,6 +89,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshot.png"))
     ap.add_argument("--wait", type=float, default=25, help="seconds to let the fake agents run")
+    ap.add_argument("--catppuccin", action="store_true",
+                    help="the README's catppuccin-style module on a mocha bar, no popup")
     args = ap.parse_args()
     env = dict(os.environ, AGENTSTATE_DEMO_NO_ATTACH="1")
     env.pop("TMUX", None)
@@ -86,6 +102,10 @@ def main() -> int:
               "env", "-u", "TMUX", "TERM=xterm-256color", "tmux", "-L", "agentstate-demo",
               "attach", "-t", "demo:api")
         outer("set", "-g", "status", "off")
+        if args.catppuccin:
+            demo_tmux = ["tmux", "-L", "agentstate-demo"]
+            for opt, value in CATPPUCCIN.items():
+                subprocess.run([*demo_tmux, "set", "-g", opt, value], check=True)
         # wait until some pane is blocked, so the picture shows all three states
         deadline = time.time() + args.wait
         while time.time() < deadline:
@@ -95,9 +115,17 @@ def main() -> int:
             if "blocked" in states and "working" in states:
                 break
             time.sleep(0.5)
-        outer("send-keys", "C-b", "A")
-        time.sleep(1.5)
-        render(outer("capture-pane", "-p", "-e"), Path(args.out))
+        if not args.catppuccin:
+            outer("send-keys", "C-b", "A")
+            time.sleep(1.5)
+            render(outer("capture-pane", "-p", "-e"), Path(args.out))
+        else:  # the status line alone, once no notification covers it
+            deadline = time.time() + 20
+            while "needs you" in outer("capture-pane", "-p") or "finished" in outer("capture-pane", "-p"):
+                if time.time() > deadline:
+                    break
+                time.sleep(0.2)
+            render(outer("capture-pane", "-p", "-e"), Path(args.out), first_row=ROWS - 1)
         print(f"wrote {args.out}")
     finally:
         outer("kill-server")

@@ -1,14 +1,18 @@
 """plugin.tmux in a real tmux server: formats, key, hooks beside the user's own, the first run
 (a real venv built in the background), its failures, and `stop --clean`."""
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import TmuxServer, replay_command, wait_for
+from tmux_agentstate.fixtures import load_index
+from tmux_agentstate.runtime import RESTARTS_MAX, Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -191,15 +195,18 @@ def _sidecar_pid(srv, run) -> int:
     return int(out.split("(pid ")[1].split(")")[0]) if "(pid " in out else 0
 
 
-def test_a_killed_sidecar_comes_back_and_a_stopped_one_stays_stopped(tmux_server, run_dir):
-    import signal
-    from conftest import replay_command
-    from tmux_agentstate.fixtures import load_index
-    srv = tmux_server
+def blocked_pane_with_plugin(srv) -> str:
+    """A pane replaying a real blocked Claude Code capture, the plugin loaded, the sidecar up."""
     fx = next(f for f in load_index() if f.agent == "claude" and f.state == "blocked")
     pane = srv.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
     srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
     wait_for(lambda: srv.state(pane) == "blocked", timeout=15, message="blocked")
+    return pane
+
+
+def test_a_killed_sidecar_comes_back_and_a_stopped_one_stays_stopped(tmux_server, run_dir):
+    srv = tmux_server
+    pane = blocked_pane_with_plugin(srv)
     for _ in range(2):
         pid = _sidecar_pid(srv, run_dir)
         os.kill(pid, signal.SIGKILL)
@@ -211,23 +218,14 @@ def test_a_killed_sidecar_comes_back_and_a_stopped_one_stays_stopped(tmux_server
     # stopped on purpose: the hooks (its control client leaving, a client attaching) leave it
     assert _cli(srv, run_dir, "stop").returncode == 0
     srv.cmd("new-session", "-d", "-s", "later")
-    import time
     time.sleep(1.5)
     assert _sidecar_pid(srv, run_dir) == 0
     assert srv.state(pane) == ""  # and it left no verdict behind
 
 
 def test_a_sidecar_that_keeps_dying_is_left_down_and_says_so(tmux_server, run_dir):
-    import signal
-    import time
-    from conftest import replay_command
-    from tmux_agentstate.fixtures import load_index
-    from tmux_agentstate.runtime import RESTARTS_MAX, Runtime
     srv = tmux_server
-    fx = next(f for f in load_index() if f.agent == "claude" and f.state == "blocked")
-    pane = srv.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
-    srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
-    wait_for(lambda: srv.state(pane) == "blocked", timeout=15, message="blocked")
+    pane = blocked_pane_with_plugin(srv)
     rt = Runtime(srv.tmux.socket(), base=run_dir / "tmux-agentstate")
     now = time.time()
     (rt.dir / "restarts").write_text(" ".join(str(now) for _ in range(RESTARTS_MAX)))
@@ -240,9 +238,6 @@ def test_a_sidecar_that_keeps_dying_is_left_down_and_says_so(tmux_server, run_di
 def test_a_runtime_folder_goes_with_its_server(tmux_server, tmp_path):
     """The sidecar removes its folder when the server ends; a folder left by a killed sidecar
     is removed by the next start on any server."""
-    import signal
-    from conftest import TmuxServer
-    from tmux_agentstate.runtime import Runtime
     run = tmp_path / "run"
     run.mkdir(mode=0o700)
     base = run / "tmux-agentstate"

@@ -1,6 +1,7 @@
 """The sidecar against a real tmux server (private socket per test) and real captured bytes."""
 import shlex
 import signal
+import sys
 import time
 
 import pytest
@@ -169,3 +170,16 @@ def test_pane_text_cannot_run_or_restyle_in_status_line(tmux_server, sidecar, tm
     assert f"#(touch {marker})" not in expanded.replace("##", "\0")
     time.sleep(1.0)
     assert not marker.exists()
+
+
+def test_an_agent_exec_d_in_place_of_the_shell_is_seen(tmux_server, sidecar):
+    """`exec claude` at a prompt: the same process, the same foreground group, a new program.
+    Identity must not stay cached on the group alone (it once did: no state, ever)."""
+    agent = (f"exec env AGENTSTATE_AGENT=claude {sys.executable} -m tmux_agentstate.demo.fake_agent "
+             "--autopilot --seed 5 --speed 2 --tasks 50")
+    pane = tmux_server.new_pane(f"sh -c {shlex.quote('sleep 2; ' + agent)}")
+    sidecar().start()
+    time.sleep(1.0)  # listed and identified as a plain sh first
+    assert tmux_server.state(pane) == ""
+    wait_for(lambda: tmux_server.state(pane) in ("working", "idle", "blocked"), timeout=15,
+             message="the exec'd agent identified")

@@ -151,6 +151,9 @@ def cmd_start(args) -> int:
     from .runtime import RESTARTS_MAX, RESTARTS_WINDOW, prune_ended
     tmux = _tmux(args)
     runtime = _runtime(tmux)
+    # one start at a time: two hooks firing together (a client leaving as another comes) must
+    # not both spawn a sidecar, nor both count against the restart budget
+    runtime.hold_start_lock()
     pid = runtime.running_pid()
     if pid:
         if not args.auto:
@@ -160,9 +163,10 @@ def cmd_start(args) -> int:
         if runtime.stopped_path.exists():
             return 0  # stopped on purpose: only an explicit start brings it back
         if not runtime.note_auto_start():
-            _watcher_down(tmux, f"stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s, left down")
-            raise CliError(f"the sidecar stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s; "
-                           f"left down (log: {runtime.log_path}); once fixed: tmux-agentstate start")
+            why = f"it stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s"
+            _watcher_down(tmux, why)
+            raise CliError(f"watcher down: {why}; see tmux-agentstate doctor, then "
+                           "tmux-agentstate start")
         if (runtime.dir / "socket").exists():  # one ran before: until the new one publishes
             _set_summary(tmux, "#[fg=colour231,bg=colour160] agentstate: watcher down, restarting… #[default]")
     else:

@@ -30,8 +30,7 @@ class Config:
     read_rate: float = 170.0       # or longer while many panes print: at most ~read_rate screens
     read_gap_max: float = 0.3      # a second (a CPU bound), but never longer than read_gap_max
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
-    listing_quiet: float = 5.0     # list panes from tmux at least this often (see Sidecar.sweep)
-    listing_active: float = 2.0    # ...or this often while agent panes print
+    listing_every: float = 5.0     # list panes from tmux at least this often (Sidecar.sweep)
     report_lifetime: float = 30.0
     icons: dict = field(default_factory=lambda: dict(ICONS))
     styles: dict = field(default_factory=lambda: dict(STYLES))

@@ -45,6 +45,24 @@ def foreground_pgid(pane_pid: int) -> int | None:
     return tpgid if tpgid > 0 else None
 
 
+def foreground_key(pane_pid: int) -> tuple[int, bytes] | None:
+    """What is in front, cheaply: the tty's foreground process group and its leader's name.
+    The name changes on exec, the group does not: `exec claude` in a shell (or `bash -c`
+    exec'ing into `env … agent` as a pane starts) is a new foreground in the same group."""
+    pgid = foreground_pgid(pane_pid)
+    if pgid is None:
+        return None
+    try:
+        fd = os.open(f"/proc/{pgid}/stat", os.O_RDONLY)
+        try:
+            stat = os.read(fd, 512)
+        finally:
+            os.close(fd)
+    except OSError:
+        return pgid, b""
+    return pgid, stat[stat.find(b"(") + 1:stat.rfind(b")")]
+
+
 def child_pids(pid: int) -> frozenset | None:
     """A process's children: one read of /proc/<pid>/task/<pid>/children where the kernel
     has it (psutil would scan every process); None when the process is gone."""

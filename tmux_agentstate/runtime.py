@@ -68,6 +68,12 @@ class Runtime:
         path.write_text(" ".join(f"{t:.3f}" for t in [*times, now]))
         return True
 
+    def hold_start_lock(self) -> None:
+        """Serialise starts for this server: held until this process exits."""
+        fd = os.open(self.dir / "start.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        self._start_fd = fd
+
     def remove(self) -> None:
         """The folder and all in it (FIFOs, lock, log, status): its server has ended."""
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -84,7 +84,7 @@ class Sidecar:
         self.intake = FifoIntake(runtime.dir)
         self.panes: dict[str, PaneWatch] = {}
         self._due: dict[str, float] = {}      # pane → when to classify it (a change is pending)
-        self._identity: dict[str, tuple[int, str | None]] = {}  # pane → (pgid, agent or None)
+        self._identity: dict[str, tuple[tuple, str | None]] = {}  # pane → (foreground key, agent)
         self._windows: dict[str, str] = {}   # window id → published @agentstate_window
         self._summary: str | None = None
         self._clients: list[ClientInfo] = []
@@ -96,8 +96,7 @@ class Sidecar:
         self._fg: dict[str, procs.Foreground | None] = {}
         self._next_full = 0.0
         self._next_listing = 0.0             # when the sweep lists panes from tmux again
-        self._listed_at = 0.0
-        self._foregrounds: dict[str, tuple[int, int]] = {}  # pane → (pane pid, foreground pgid)
+        self._foregrounds: dict[str, tuple[int, tuple]] = {}  # pane → (pane pid, foreground key)
         self._server_pid = 0
         self._children: frozenset | None = None  # the tmux server's child processes
         self._read_at: float | None = None   # pipe: when to read the screens of panes that printed
@@ -297,10 +296,10 @@ class Sidecar:
     # -- the sweep -----------------------------------------------------------------------------
     def sweep(self) -> None:
         """Every `interval`: classify what changed and publish. The panes are listed from tmux
-        (every pane, client, size and report) only when something may have changed that the
-        bytes and the process table cannot tell, or every `listing_quiet` / `listing_active`
-        seconds: each tmux command we send is kept in the user's `show-messages` log (1000
-        lines by default), so an idle sidecar must not fill it."""
+        (every pane, its size, report and whether a client shows it) only when something may
+        have changed that the bytes and the process table cannot tell, or every
+        `listing_every` seconds: each tmux command we send is kept in the user's
+        `show-messages` log (1000 lines by default), so an idle sidecar must not fill it."""
         self.sweeps += 1
         now = time.monotonic()
         if self._reload.is_set() or self._listing_due(now):
@@ -318,8 +317,8 @@ class Sidecar:
             return True
         if self._server_pid and procs.child_pids(self._server_pid) != self._children:
             return True
-        for pane_id, (pane_pid, pgid) in self._foregrounds.items():
-            if (procs.foreground_pgid(pane_pid) or 0) != pgid:
+        for pane_id, (pane_pid, key) in self._foregrounds.items():
+            if (procs.foreground_key(pane_pid) or (0, b"")) != key:
                 return True
         return any(procs.tty_size(w.info.tty) not in (None, (w.screen.lines, w.screen.columns))
                    for w in self.panes.values())
@@ -340,7 +339,9 @@ class Sidecar:
         unread = self._take_unread(now) if read_due else []
         capture = [w.info.pane_id for w in self.panes.values() if w.mode == "capture"]
         capture += [w.info.pane_id for w in unread]
-        panes, self._clients, screens = self.tmux.listing(capture)
+        # no list-clients here: who looks at which pane comes from list-panes (below); the
+        # clients themselves are listed only to tell them something
+        panes, _, screens = self.tmux.listing(capture, with_clients=False)
         # the capture intake ticks every capture_interval for its screens; processes and
         # session files are read once per interval, as with the pipe intake
         now = time.monotonic()
@@ -389,9 +390,11 @@ class Sidecar:
                 w.need_seed = True  # our pipe was closed under us (another plugin?): re-pipe
                 self._attach(w, batch)
         wall = time.time()
-        for c in self._clients:  # focusing a pane marks it seen
-            if not c.control and c.pane_id in self.panes:
-                self.panes[c.pane_id].seen_at = wall
+        ours = self.tmux.control_session
+        for info in panes:  # focusing a pane marks it seen: shown by a client of its session
+            if (info.pane_id in self.panes and info.active and info.window_active
+                    and info.attached - (info.session_id == ours) > 0):
+                self.panes[info.pane_id].seen_at = wall
         for w in unread:
             if w.info.pane_id not in screens and w.info.pane_id in seen:
                 self._want_read(w, time.monotonic())  # its capture failed: the next read
@@ -404,15 +407,12 @@ class Sidecar:
             self._fg.pop(gone, None)
             self.notifier.forget(gone)
         self._apply(batch)  # pipes first, so no byte is lost between the capture and the pipe
-        self._foregrounds = {info.pane_id: (info.pane_pid, self._identity.get(info.pane_id, (0,))[0])
-                             for info in panes if not info.dead}
+        self._foregrounds = {info.pane_id: (info.pane_pid, self._identity[info.pane_id][0])
+                             for info in panes if info.pane_id in self._identity}
         if self._server_pid:
             self._children = procs.child_pids(self._server_pid)
         now = time.monotonic()
-        printed = any(w.last_byte > self._listed_at for w in self.panes.values())
-        self._listed_at = now
-        self._next_listing = now + (self.config.listing_active if printed or self._due
-                                    else self.config.listing_quiet)
+        self._next_listing = now + self.config.listing_every
         self._settle()
 
     def _settle(self) -> None:
@@ -442,15 +442,15 @@ class Sidecar:
             return None, 0
         cached = self._identity.get(info.pane_id)
         if cached and not reread:
-            return (self.catalog.get(cached[1]) if cached[1] else None), cached[0]
-        pgid = procs.foreground_pgid(info.pane_pid) or 0
-        if cached and cached[0] == pgid:
-            return (self.catalog.get(cached[1]) if cached[1] else None), pgid
+            return (self.catalog.get(cached[1]) if cached[1] else None), cached[0][0]
+        key = procs.foreground_key(info.pane_pid) or (0, b"")
+        if cached and cached[0] == key:
+            return (self.catalog.get(cached[1]) if cached[1] else None), key[0]
         fg = procs.foreground(info.pane_pid)
         self._fg[info.pane_id] = fg
         manifest = self.catalog.for_foreground(fg)
-        self._identity[info.pane_id] = (pgid, manifest.name if manifest else None)
-        return manifest, pgid
+        self._identity[info.pane_id] = (key, manifest.name if manifest else None)
+        return manifest, key[0]
 
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
         kind = PaneScreen if self.config.intake == "emulate" else CapturedScreen
@@ -613,6 +613,13 @@ class Sidecar:
 
     def _flush_notes(self, batch: Batch) -> None:
         """Tell the clients that are not looking at the pane; bell; the user's command."""
+        if self._notes:
+            try:
+                self._clients = self.tmux.clients()
+            except ServerGone:
+                raise
+            except TmuxError:
+                self._clients = []
         for w, state, old in self._notes:
             if w.state is None or w.state.state != state:
                 continue  # it changed again before we got here
@@ -654,6 +661,7 @@ class Sidecar:
             "socket": self.runtime.socket_path, "pid": os.getpid(), "updated": time.time(),
             "sweeps": self.sweeps,
             "classifications": self.classifications,
+            "tmux_commands": self.tmux.commands_sent,
             "panes": [{"pane": w.info.pane_id, "address": w.info.address, "agent": w.manifest.name,
                        "mode": w.mode, "state": w.state.state if w.state else None}
                       for w in self.panes.values()],

@@ -22,7 +22,7 @@ _MARKER = "\x1fagentstate-capture\x1f"  # starts each pane's block in a batched 
 PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "window_index",
                "pane_index", "pane_width", "pane_height", "pane_dead", "pane_pipe",
                "alternate_on", "cursor_x", "cursor_y", "pane_active", "window_active",
-               "@agentstate", "@agentstate_pipe", "@agentstate_report", "pane_title")
+               "session_attached", "session_id", "@agentstate", "@agentstate_pipe", "@agentstate_report", "pane_title")
 # the report is our hook's JSON (control characters escaped); the title last: it may hold SEP
 VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "@agentstate_report", "pane_title")
 CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name")
@@ -54,6 +54,8 @@ class PaneInfo:
     cursor_y: int
     active: bool
     window_active: bool
+    attached: int        # clients attached to its session (our control client included)
+    session_id: str
     state_option: str    # @agentstate as tmux has it now (after a restart: what we left)
     our_pipe: str        # @agentstate_pipe: the FIFO we piped this pane into, if any
     report: str          # @agentstate_report: the last hook report
@@ -156,9 +158,11 @@ class ControlClient:
         self.argv = argv          # tmux plus its -L/-S
         self.proc: subprocess.Popen | None = None
         self._buf, self._pos = b"", 0   # what tmux sent; read up to _pos
+        self.session: str | None = None
 
     def connect(self, session: str) -> None:
         self.close()
+        self.session = session
         self.proc = subprocess.Popen(
             [*self.argv, "-C", "attach-session", "-t", session, "-f", "ignore-size,no-output"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -259,6 +263,7 @@ class Tmux:
         self.socket_name, self.socket_path = socket_name, socket_path
         self.control: ControlClient | None = None
         self._control_ok, self._control_retry_at = False, 0.0
+        self.commands_sent = 0  # each one is a line in the user's show-messages log
 
     def use_control(self) -> None:
         """Run commands through one persistent control-mode client from now on (see
@@ -289,6 +294,7 @@ class Tmux:
 
     def _spawn(self, *commands: list[str]) -> list[str]:
         """Run commands in a tmux process of their own."""
+        self.commands_sent += len(commands)
         args: list[str] = []
         for cmd in commands:
             if args:
@@ -316,6 +322,7 @@ class Tmux:
             if not sessions:
                 return None
             c.connect(sessions[0])
+        self.commands_sent += len(commands)
         try:
             answers = c.run([list(cmd) for cmd in commands])
         except ValueError:
@@ -337,6 +344,15 @@ class Tmux:
         if batch:
             self.run(*batch.commands)
 
+    def clients(self) -> list[ClientInfo]:
+        return self.listing()[1]
+
+    @property
+    def control_session(self) -> str | None:
+        """The session our control client is attached to (it counts in #{session_attached})."""
+        c = self.control
+        return c.session if c is not None and c.connected else None
+
     def server_pid(self) -> int:
         out = self.run(["display-message", "-p", "#{pid}"])
         return int(out[0]) if out and out[0].isdigit() else 0
@@ -349,12 +365,16 @@ class Tmux:
         panes, clients, _ = self.listing()
         return panes, clients
 
-    def listing(self, capture: list[str] = ()) -> tuple[list[PaneInfo], list[ClientInfo], dict[str, str]]:
-        """All panes, all clients, and the plain text screens (`capture-pane -p`, as tmux
-        itself renders them) of the `capture` panes: one round trip."""
+    def listing(self, capture: list[str] = (), with_clients: bool = True
+                ) -> tuple[list[PaneInfo], list[ClientInfo], dict[str, str]]:
+        """All panes, all clients (unless not wanted: a command less), and the plain text
+        screens (`capture-pane -p`, as tmux itself renders them) of the `capture` panes: one
+        round trip."""
         pfmt = SEP.join(f"#{{{f}}}" for f in PANE_FIELDS)
         cfmt = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
-        cmds = [["list-panes", "-a", "-F", pfmt], ["list-clients", "-F", cfmt]]
+        cmds = [["list-panes", "-a", "-F", pfmt]]
+        if with_clients:
+            cmds.append(["list-clients", "-F", cfmt])
         try:
             lines, screens = self._run_with_captures(cmds, capture, escapes=False)
         except ServerGone:
@@ -363,7 +383,7 @@ class Tmux:
             if not capture:
                 raise
             # a captured pane vanished since the last listing: list now, capture next time
-            return (*self.listing(())[:2], {})
+            return (*self.listing((), with_clients)[:2], {})
         panes, clients = [], []
         for line in lines:
             parts = line.split(SEP)
@@ -375,7 +395,8 @@ class Tmux:
                     panes.append(PaneInfo(p[0], int(p[1]), p[2], p[3], p[4], p[5], p[6], int(p[7]),
                                           int(p[8]), p[9] == "1", p[10] == "1", p[11] == "1",
                                           int(p[12] or 0), int(p[13] or 0), p[14] == "1",
-                                          p[15] == "1", p[16], p[17], p[18], p[19]))
+                                          p[15] == "1", int(p[16] or 0), p[17], p[18], p[19],
+                                          p[20], p[21]))
                 except ValueError:
                     continue
         return panes, clients, screens

@@ -1,0 +1,100 @@
+"""`tmux-agentstate doctor` against real tmux servers: healthy, and broken in the ways users
+break it. Exit 0 only when healthy; each problem is one line with its fix."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import wait_for
+from test_plugin import NO_VENV, fake_python, fresh_venv
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def doctor(srv, run, path_dir=None, config=None):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
+    env.pop("TMUX", None)
+    if path_dir:
+        env["PATH"] = f"{path_dir}:{env['PATH']}"
+    if config:
+        env["XDG_CONFIG_HOME"] = str(config)
+    return subprocess.run([sys.executable, "-m", "tmux_agentstate", "doctor", "-L", srv.name],
+                          capture_output=True, text=True, env=env)
+
+
+def problems(out) -> list[str]:
+    return [line for line in out.stdout.splitlines() if line.startswith("problem")]
+
+
+def loaded(srv, run):
+    """A server as the README sets it up: placeholders, then the plugin, sidecar running."""
+    srv.cmd("set-environment", "-g", "XDG_RUNTIME_DIR", str(run))
+    srv.cmd("set-option", "-g", "status-right", "#{agentstate} %H:%M")
+    srv.cmd("set-option", "-g", "window-status-format", "#I:#W #{agentstate_window}")
+    srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
+    wait_for(lambda: "sidecar running" in doctor(srv, run).stdout, timeout=15, message="sidecar up")
+
+
+def test_healthy(tmux_server, tmp_path, isolated_config):
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    loaded(tmux_server, run)
+    # an agent CLI on PATH in a release the fixtures do not cover: a note, not a problem
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\necho '2.0.1 (Claude Code)'\n")
+    (bin_dir / "claude").chmod(0o755)
+    out = doctor(tmux_server, run, path_dir=bin_dir)
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.rstrip().endswith("healthy") and not problems(out)
+    for what in ("tmux 3", "manifest claude v1 (bundled", "#{agentstate} interpolated in status-right",
+                 "#{agentstate_window} interpolated in window-status-format",
+                 "prefix + A opens the agent list", "client-detached", "is private",
+                 "sidecar running"):
+        assert what in out.stdout, what
+    assert "claude 2.0.1" in out.stdout and "the fixtures cover 2.1.332" in out.stdout
+
+
+def test_sidecar_down_formats_not_interpolated_and_a_broken_user_manifest(tmux_server, tmp_path,
+                                                                          isolated_config):
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    loaded(tmux_server, run)
+    tmux_server.cmd("set-option", "-g", "status-left", "#{agentstate}")  # set after the plugin ran
+    user = isolated_config / "tmux-agentstate" / "manifests"
+    user.mkdir(parents=True)
+    (user / "claude.toml").write_text("name = 'claude'\n[[rules]]\nid = 'x'\nstate = 'blocked'\nany = ['(']\n")
+    subprocess.run([sys.executable, "-m", "tmux_agentstate", "stop", "-L", tmux_server.name],
+                   env=dict(os.environ, XDG_RUNTIME_DIR=str(run)), capture_output=True)
+    out = doctor(tmux_server, run, config=isolated_config)
+    assert out.returncode == 1
+    found = problems(out)
+    assert any("status-left" in p and "did not interpolate" in p and "fix: " in p for p in found)
+    assert any("stopped" in p and "fix: tmux-agentstate start" in p for p in found)
+    assert any("claude.toml" in p and "bad regex" in p for p in found)
+    assert out.stdout.rstrip().endswith(f"{len(found)} problem(s)")
+
+
+def test_a_failed_plugin_install(tmux_server, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    srv = tmux_server
+    srv.cmd("set-environment", "-g", "XDG_RUNTIME_DIR", str(run))
+    fresh_venv(srv, tmp_path, fake_python(tmp_path, "no-venv", NO_VENV))
+    srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
+    wait_for(lambda: "no venv module" in doctor(srv, run).stdout, timeout=30, message="install failure")
+    out = doctor(srv, run)
+    assert out.returncode == 1
+    assert any("the plugin's install failed" in p and "install python3" in p for p in problems(out))
+
+
+def test_no_server(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
+    env.pop("TMUX", None)
+    out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "doctor", "-L", "no-such-server-here"],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert any("no tmux server" in p for p in problems(out))
+    assert "manifest claude" in out.stdout  # the checks that need no server still ran

@@ -32,6 +32,9 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--agents", type=int, default=5)
     ap.add_argument("--intake", default="pipe", choices=("pipe", "emulate", "capture"))
+    ap.add_argument("--speed", type=float, default=1.0,
+                    help="the fake agents' pace (1: a dialog or a task every few seconds; "
+                         "0.25: four times slower, closer to real agents)")
     args = ap.parse_args()
     name = f"agentstate-msgs-{os.getpid()}"
     run = Path(tempfile.mkdtemp())
@@ -46,7 +49,8 @@ def main() -> int:
     limit = tmux("show-options", "-gv", "message-limit")
     for i in range(args.agents):
         tmux("new-window", "-d", f"env AGENTSTATE_AGENT=claude {sys.executable} -m "
-             f"tmux_agentstate.demo.fake_agent --autopilot --seed {i + 1} --tasks 100000")
+             f"tmux_agentstate.demo.fake_agent --autopilot --seed {i + 1} --tasks 100000 "
+             f"--speed {args.speed}")
     outer = f"{name}-outer"
     tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "32",
          f"tmux -L {name} attach -t main", server=outer)
@@ -69,7 +73,8 @@ def main() -> int:
         kinds = collections.Counter(line.split(" command: ")[1].split()[0] for line in ours)
         kept = any(MARK in line for line in log)
         secs = args.minutes * 60
-        print(f"intake {args.intake}, {args.agents} agents, {args.minutes:g} min, message-limit "
+        print(f"intake {args.intake}, {args.agents} agents at speed {args.speed:g}, "
+              f"{args.minutes:g} min, message-limit "
               f"{limit}: the user's message is {'still there' if kept else 'GONE'}; the "
               f"sidecar sent {sent} commands ({sent / secs:.2f}/s: the log's {limit} lines last "
               f"{int(limit) / max(sent / secs, 1e-9) / 60:.0f} min); of the last {len(ours)} in "

@@ -51,6 +51,10 @@ class TmuxServer:
         self.tmux = Tmux(socket_name=name)
         self.cmd("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "120", "-y", "32")
         self.cmd("set-option", "-g", "remain-on-exit", "off")
+        # a pane without a command is an interactive shell without the user's rc files: a test
+        # types at its prompt, and an rc that is slow (pyenv's rehash waits 60 s on a lock a
+        # killed shell left behind) must not stand between them
+        self.cmd("set-option", "-g", "default-command", "exec bash --norc --noprofile")
 
     def cmd(self, *args) -> str:
         out = subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True)

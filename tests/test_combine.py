@@ -60,5 +60,5 @@ def test_config_from_user_options():
     assert (c.interval, c.intake, c.capture_interval, c.icons["blocked"]) == (0.5, "capture", 0.5, "B")
     assert c.notify.cooldown == 5 and c.notify.on_idle
     bad = Config.from_tmux({"@agentstate-interval": "fast", "@agentstate-intake": "magic"})
-    assert (bad.interval, bad.intake) == (0.7, "pipe")
+    assert (bad.interval, bad.intake) == (0.7, "emulate")
     assert Config.from_tmux({}, interval=30).interval == 10.0

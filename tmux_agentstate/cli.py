@@ -404,9 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
         _add_server(w)
         w.add_argument("--interval", type=float, help="sweep interval in seconds (default 0.7)")
         w.add_argument("--intake", choices=INTAKES,
-                       help="pipe (default): read tmux's rendering of a pane when pipe-pane says "
-                            "it changed; emulate: parse its bytes ourselves; capture: read every "
-                            "agent pane each tick")
+                       help="emulate (default): parse a pane's bytes (pipe-pane) ourselves; pipe: "
+                            "read tmux's rendering of a pane when its bytes say it changed; "
+                            "capture: read every agent pane each tick")
         if name == "start":
             w.add_argument("--auto", action="store_true",
                            help="as our tmux hooks run it: silent; leaves a sidecar stopped on "

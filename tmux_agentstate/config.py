@@ -19,9 +19,12 @@ INTAKES = ("pipe", "emulate", "capture")
 
 @dataclass
 class Config:
-    intake: str = "pipe"           # pipe: a pane's bytes (pipe-pane) say when to read tmux's own
-                                   # rendering of it; emulate: parse the bytes in our own screen;
-                                   # capture: read every agent pane's rendering each tick
+    intake: str = "emulate"        # emulate: parse a pane's bytes (pipe-pane) in our own screen;
+                                   # pipe: the bytes say when to read tmux's own rendering of it;
+                                   # capture: read every agent pane's rendering each tick.
+                                   # emulate by default: each read of tmux's rendering is a
+                                   # command, and tmux logs every command in the user's
+                                   # show-messages (5 busy agents: pipe ~13 a second, emulate ~1)
     interval: float = 0.7          # the sweep: backstop for everything
     capture_interval: float = 0.3  # capture intake: how often the screens are read
     settle: float = 0.05           # look at a pane this long after its bytes...

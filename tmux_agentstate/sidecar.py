@@ -4,12 +4,13 @@ Every intake ends the same way: a pane whose changed rows could hold a prompt (i
 blocked patterns, a cheap pre-check) is classified at once, and only a change into or out of
 `blocked` is published at once; every `interval` a sweep re-reads panes, processes and reports,
 classifies what changed and publishes, in one batch. They differ in how a screen is known:
-- pipe (default): each agent pane's output goes through `pipe-pane` into a FIFO, but the bytes
+- pipe: each agent pane's output goes through `pipe-pane` into a FIFO, but the bytes
   are only a signal: `settle` after a pane printed, the screens of all panes that printed are
   read as tmux itself rendered them (`capture-pane -p`, one round trip), at most every
   `read_gap` (longer, up to `read_gap_max`, while many panes print at once), by the sweep
   if one falls due meanwhile. tmux has parsed those bytes already; a quiet pane costs nothing.
-- emulate: the same bytes are parsed by our own screen (`PaneScreen`), seeded from
+- emulate (default: it sends tmux few commands, and tmux logs each in show-messages): the
+  same bytes are parsed by our own screen (`PaneScreen`), seeded from
   `capture-pane -e`; a pane is pre-checked `settle` after its bytes, at most every `min_gap`.
 - capture: no pipes; every `capture_interval` one round trip lists the panes and reads every
   agent pane's rendering.

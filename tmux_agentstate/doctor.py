@@ -92,8 +92,10 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
     out = []
     install = wiring.global_option(tmux, "@agentstate_install")
     if install.startswith("failed: "):
-        out.append(Finding("problem", f"the plugin's install failed: {install[8:]}",
-                           "as it says, then reload tmux.conf"))
+        # plugin/ensure says "cause: fix" in one line
+        cause, _, fix = install[len("failed: "):].partition(": ")
+        out.append(Finding("problem", f"the plugin's install failed: {cause}",
+                           fix or "see the plugin's install log, then reload tmux.conf"))
     elif install == "installing":
         out.append(Finding("note", "the plugin is installing its environment now"))
     summary_in = [n for n in ("status-left", "status-right")

@@ -26,15 +26,23 @@ class Foreground:
     home: str | None = None            # HOME in the leader's environment
 
 
-def foreground_pgid(pane_pid: int) -> int | None:
-    """tpgid of the pane's tty, from /proc/<pane_pid>/stat (cheap: one small read a sweep)."""
-    try:  # os.open, not open(): no file object per pane per sweep (half the cost)
-        fd = os.open(f"/proc/{pane_pid}/stat", os.O_RDONLY)
+def _read_small(path: str, size: int = 4096) -> bytes | None:
+    """One read of a small /proc file; os.open, not open(): no file object per pane per
+    sweep (half the cost). None when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
         try:
-            stat = os.read(fd, 4096)
+            return os.read(fd, size)
         finally:
             os.close(fd)
     except OSError:
+        return None
+
+
+def foreground_pgid(pane_pid: int) -> int | None:
+    """tpgid of the pane's tty, from /proc/<pane_pid>/stat (cheap: one small read a sweep)."""
+    stat = _read_small(f"/proc/{pane_pid}/stat")
+    if stat is None:
         return None
     # comm may hold spaces and parentheses: split after the last ')'
     fields = stat[stat.rfind(b")") + 2:].split()
@@ -52,14 +60,7 @@ def foreground_key(pane_pid: int) -> tuple[int, bytes] | None:
     pgid = foreground_pgid(pane_pid)
     if pgid is None:
         return None
-    try:
-        fd = os.open(f"/proc/{pgid}/stat", os.O_RDONLY)
-        try:
-            stat = os.read(fd, 512)
-        finally:
-            os.close(fd)
-    except OSError:
-        return pgid, b""
+    stat = _read_small(f"/proc/{pgid}/stat", 512) or b"()"
     return pgid, stat[stat.find(b"(") + 1:stat.rfind(b")")]
 
 

@@ -279,8 +279,22 @@ def cmd_list(args) -> int:
 
 
 def cmd_popup(args) -> int:
+    import curses
+
     from .popup import run_popup
-    return run_popup(_tmux(args), sorted_agent_panes, args.client)
+    from .tmux import TmuxError
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CliError("the popup needs a terminal (prefix + A opens it); "
+                       "for a plain list: tmux-agentstate list")
+    tmux = _tmux(args)
+    try:
+        tmux.socket()
+    except TmuxError as e:
+        raise CliError(f"no tmux server at {tmux.label}: {e}") from None
+    try:
+        return run_popup(tmux, sorted_agent_panes, args.client)
+    except curses.error as e:
+        raise CliError(f"the popup could not draw: {e}") from None
 
 
 def cmd_hook(args) -> int:
@@ -317,6 +331,9 @@ EXIT_REFUSED = 3
 
 def cmd_send(args) -> int:
     lk = _look(args)
+    if lk.info.dead:
+        _err(f"{lk.info.pane_id} ({lk.info.address}) is dead (its program exited); nothing typed")
+        return EXIT_FAIL
     if lk.state is not None and lk.state.state == "blocked":
         _err(f"{lk.info.pane_id} ({lk.info.address}) is blocked on a prompt "
              f"({lk.state.detail.strip()[:80]!r}); nothing typed. Use: tmux-agentstate answer "

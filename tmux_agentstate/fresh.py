@@ -13,7 +13,7 @@ from .catalog import Catalog
 from .combine import PaneState, Report, combine, newest, report_from_claude_session, report_in_force
 from .manifest import Manifest, Match
 from .screen import PaneScreen, redraw_bytes
-from .tmux import PaneInfo, Tmux, TmuxError
+from .tmux import PaneInfo, Tmux
 
 
 @dataclass
@@ -65,12 +65,8 @@ def answer(tmux: Tmux, lk: Look, choice: str) -> tuple[int, str]:
 
 
 def find_pane(tmux: Tmux, target: str) -> PaneInfo:
-    pane_id = tmux.run(["display-message", "-p", "-t", target, "#{pane_id}"])[0]
-    panes, _ = tmux.panes_and_clients()
-    for p in panes:
-        if p.pane_id == pane_id:
-            return p
-    raise TmuxError(f"no pane {target}")
+    """The pane the user named, and only that one (see Tmux.resolve_pane)."""
+    return tmux.resolve_pane(target)
 
 
 def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:

@@ -9,6 +9,7 @@ a read instead of a tmux process (~4 ms of CPU each).
 from __future__ import annotations
 
 import os
+import re
 import select
 import shlex
 import subprocess
@@ -516,6 +517,46 @@ class Tmux:
         for name in globals_:
             batch.set_global(name, None)
         self.apply(batch)
+
+    def resolve_pane(self, target: str) -> PaneInfo:
+        """The one pane a user named, strictly: `%N` must exist; `session:window.pane` (window
+        by index or by a name no other window of the session has) must name exactly one pane;
+        `session:window` only a window with a single pane. Never tmux's own target lookup,
+        which falls back to the current pane: typing must reach only the pane named."""
+        fields = ("pane_id", "session_name", "window_index", "window_name", "pane_index", "window_id")
+        rows = [line.split(SEP) for line in
+                self.run(["list-panes", "-a", "-F", SEP.join(f"#{{{f}}}" for f in fields)])]
+        rows = [r for r in rows if len(r) == len(fields)]
+        if re.fullmatch(r"%\d+", target):
+            hits = [r for r in rows if r[0] == target]
+        else:
+            m = re.fullmatch(r"([^:]+):([^:]+?)(?:\.(\d+))?", target)
+            if not m:
+                raise TmuxError(f"{target!r} is not a pane: name it as %N or session:window.pane")
+            session, window, pane = m.groups()
+            in_session = [r for r in rows if r[1] == session]
+            if not in_session:
+                raise TmuxError(f"no session {session!r}")
+            by_index = [r for r in in_session if r[2] == window]
+            by_name = [r for r in in_session if r[3] == window]
+            if not by_index and len({r[5] for r in by_name}) > 1:
+                raise TmuxError(f"{target!r} is ambiguous: {len({r[5] for r in by_name})} windows "
+                                f"of {session!r} are named {window!r}; use the window's index")
+            in_window = by_index or by_name
+            if not in_window:
+                raise TmuxError(f"no window {window!r} in session {session!r}")
+            hits = [r for r in in_window if r[4] == pane] if pane is not None else in_window
+            if pane is None and len(hits) > 1:
+                raise TmuxError(f"{target!r} is a window of {len(hits)} panes: name one, e.g. "
+                                f"{session}:{window}.{hits[0][4]}")
+        # a grouped session lists the same pane again under each session: one pane still
+        hits = list({r[0]: r for r in hits}.values())
+        if len(hits) != 1:
+            raise TmuxError(f"no pane {target!r}")
+        info = next((p for p in self.listing(with_clients=False)[0] if p.pane_id == hits[0][0]), None)
+        if info is None:
+            raise TmuxError(f"no pane {target!r} (it just went away)")
+        return info
 
     def jump_to(self, pane_id: str, client: str | None = None) -> None:
         """Show a pane in the client: its session, its window, the pane itself."""

@@ -183,3 +183,18 @@ def test_an_agent_exec_d_in_place_of_the_shell_is_seen(tmux_server, sidecar):
     assert tmux_server.state(pane) == ""
     wait_for(lambda: tmux_server.state(pane) in ("working", "idle", "blocked"), timeout=15,
              message="the exec'd agent identified")
+
+
+def test_a_suspended_agent_is_not_in_front_until_fg(tmux_server, sidecar):
+    """C-z in a real interactive shell: the shell is the terminal's foreground, the stopped
+    agent (its child, in a process group of its own) is not; `fg` brings it back."""
+    fx = pick("blocked", "claude")
+    pane = tmux_server.new_pane(rows=fx.rows, cols=fx.cols)  # an interactive bash
+    sidecar().start()
+    tmux_server.cmd("send-keys", "-t", pane, replay_command(fx.path, "claude"), "Enter")
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked")
+    tmux_server.cmd("send-keys", "-t", pane, "C-z")
+    wait_for(lambda: tmux_server.state(pane) == "", message="suspended: no agent in front")
+    assert tmux_server.option(pane, "@agentstate_agent") == ""
+    tmux_server.cmd("send-keys", "-t", pane, "clear; fg", "Enter")
+    wait_for(lambda: tmux_server.state(pane) != "", message="fg: the agent is in front again")

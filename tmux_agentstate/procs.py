@@ -128,8 +128,10 @@ def foreground(pane_pid: int) -> Foreground | None:
         kids, pids = [], [pgid]
         for child in leader.children()[:8]:
             try:
+                if os.getpgid(child.pid) != pgid:
+                    continue  # a job of its own (stopped with C-z, or in the background)
                 cname, ccmd, chint, _ = _describe(child)
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
                 continue
             hint = hint or chint
             kids.append((cname, ccmd))

@@ -198,3 +198,28 @@ def test_a_suspended_agent_is_not_in_front_until_fg(tmux_server, sidecar):
     assert tmux_server.option(pane, "@agentstate_agent") == ""
     tmux_server.cmd("send-keys", "-t", pane, "clear; fg", "Enter")
     wait_for(lambda: tmux_server.state(pane) != "", message="fg: the agent is in front again")
+
+
+def test_manifest_changes_reach_panes_already_watched(tmux_server, sidecar, isolated_config):
+    """Issue 10, item 2: a user manifest folder made after the sidecar started, a file added,
+    edited and removed: each applies to a pane the sidecar already watches."""
+    from tmux_agentstate.catalog import BUNDLED_DIR
+    fx = pick("idle", "claude")
+    pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    sidecar().start()
+    wait_for(lambda: tmux_server.state(pane) == "idle", message="idle, by the bundled rules")
+    user = isolated_config / "tmux-agentstate" / "manifests"
+    user.mkdir(parents=True)  # the folder did not exist when the sidecar started
+    bundled = (BUNDLED_DIR / "claude.toml").read_text()
+    marker = '\n[[rules]]\nid = "test-everything-works"\nstate = "working"\nany = [\'.\']\n'
+    first_rule = bundled.index("[[rules]]")
+    # an override whose first non-blocked rule calls any screen working
+    override = bundled[:first_rule] + marker.lstrip("\n") + "\n" + bundled[first_rule:]
+    (user / "claude.toml").write_text(override)
+    wait_for(lambda: tmux_server.state(pane) == "working", timeout=15, message="the new file applies")
+    (user / "claude.toml").write_text(bundled)
+    wait_for(lambda: tmux_server.state(pane) == "idle", timeout=15, message="the edit applies")
+    (user / "claude.toml").write_text(override)
+    wait_for(lambda: tmux_server.state(pane) == "working", timeout=15, message="edited again")
+    (user / "claude.toml").unlink()
+    wait_for(lambda: tmux_server.state(pane) == "idle", timeout=15, message="removed: bundled again")

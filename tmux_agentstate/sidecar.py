@@ -92,6 +92,8 @@ class Sidecar:
         self._stop = threading.Event()
         self._reload = threading.Event()
         self._observer = None
+        self._handler = None
+        self._watched_dirs: set = set()
         self.notifier = Notifier(self.config.notify)
         self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
         self._fg: dict[str, procs.Foreground | None] = {}
@@ -181,7 +183,9 @@ class Sidecar:
         self.panes.clear()
 
     def _watch_manifests(self) -> None:
-        """Hot reload: watchdog wakes us on a change; the reload itself runs in the loop."""
+        """Hot reload: watchdog wakes us on a change; the reload itself runs in the loop. A
+        manifest folder that does not exist yet (the user's, before they make it) is watched
+        from the listing that first sees it (see `_watch_new_folders`)."""
         try:
             from watchdog.events import FileSystemEventHandler
             from watchdog.observers import Observer
@@ -194,16 +198,22 @@ class Sidecar:
                 if str(event.src_path).endswith(".toml") or event.is_directory:
                     reload.set()
 
+        self._handler = Handler()
         observer = Observer()
-        watched = 0
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+        self._watch_new_folders(initial=True)
+
+    def _watch_new_folders(self, initial: bool = False) -> None:
+        if self._observer is None:
+            return
         for d in self.catalog.dirs:
-            if d.is_dir():
-                observer.schedule(Handler(), str(d), recursive=False)
-                watched += 1
-        if watched:
-            observer.daemon = True
-            observer.start()
-            self._observer = observer
+            if d not in self._watched_dirs and d.is_dir():
+                self._observer.schedule(self._handler, str(d), recursive=False)
+                self._watched_dirs.add(d)
+                if not initial:
+                    self._reload.set()  # a folder made after we started: read it now
 
     # -- bytes in ------------------------------------------------------------------------------
     def _on_readable(self, pane_id: str) -> None:
@@ -325,6 +335,7 @@ class Sidecar:
                    for w in self.panes.values())
 
     def _list_and_sweep(self) -> None:
+        self._watch_new_folders()
         if self._reload.is_set():
             self._reload.clear()
             for e in self.catalog.reload():
@@ -362,6 +373,9 @@ class Sidecar:
                 elif info.state_option or info.our_pipe:  # left over from an earlier sidecar
                     self._clean_leftovers(info, batch)
                 continue
+            if w is not None and w.manifest is not manifest and w.manifest.name == manifest.name:
+                w.manifest = manifest  # its file was edited (reloaded): the new rules apply
+                w.screen.dirty = True
             if w is None or w.manifest.name != manifest.name or w.pgid != pgid:
                 if w is not None:
                     self._drop(w, batch, unpublish=False)

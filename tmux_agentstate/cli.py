@@ -168,7 +168,7 @@ def cmd_start(args) -> int:
             raise CliError(f"watcher down: {why}; see tmux-agentstate doctor, then "
                            "tmux-agentstate start")
         if (runtime.dir / "socket").exists():  # one ran before: until the new one publishes
-            _set_summary(tmux, "#[fg=colour231,bg=colour160] agentstate: watcher down, restarting… #[default]")
+            _say_in_segment(tmux, "watcher down, restarting…")
     else:
         runtime.stopped_path.unlink(missing_ok=True)
     prune_ended(runtime.dir.parent)
@@ -194,10 +194,13 @@ def cmd_start(args) -> int:
     raise CliError(f"the sidecar did not start; see {runtime.dir / 'sidecar.out'}")
 
 
-def _set_summary(tmux, text: str) -> None:
+def _say_in_segment(tmux, text: str) -> None:
+    """Our own word in the status segment (where #{agentstate} is), until a sidecar publishes."""
+    from .config import STYLES
     from .tmux import TmuxError
     try:
-        tmux.run(["set-option", "-gq", "@agentstate_summary", text])
+        tmux.run(["set-option", "-gq", "@agentstate_summary",
+                  f"#[{STYLES['blocked']}] agentstate: {text} #[default]"])
     except TmuxError:
         pass
 
@@ -205,12 +208,12 @@ def _set_summary(tmux, text: str) -> None:
 def _watcher_down(tmux, why: str) -> None:
     """No sidecar will run: no pane may go on showing a dead watcher's verdict as current."""
     from .tmux import TmuxError
-    from .wiring import PANE_OPTIONS, WINDOW_OPTIONS
+    from .wiring import PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS
     try:
-        tmux.unset_everywhere(PANE_OPTIONS[:6], WINDOW_OPTIONS)
+        tmux.unset_everywhere(PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS)
     except TmuxError:
         pass
-    _set_summary(tmux, f"#[fg=colour231,bg=colour160] agentstate: watcher down ({why}) #[default]")
+    _say_in_segment(tmux, f"watcher down ({why})")
 
 
 def cmd_stop(args) -> int:

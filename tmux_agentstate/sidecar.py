@@ -36,11 +36,10 @@ from .notify import Notifier, ring
 from .runtime import Runtime
 from .screen import CapturedScreen, PaneScreen
 from .tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
+from .wiring import PUBLISHED_PANE_OPTIONS as PANE_OPTIONS
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
-PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since", "@agentstate_source",
-                "@agentstate_detail", "@agentstate_seen")
 DETAIL_MAX = 200
 COALESCE = 0.05
 PIPE_DRAIN = 8 << 20  # pipe intake: bytes read from one FIFO at once, at most

@@ -27,6 +27,7 @@ PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "
 # the report is our hook's JSON (control characters escaped); the title last: it may hold SEP
 VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "@agentstate_report", "pane_title")
 CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name")
+CLIENT_FORMAT = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)  # "C": not a pane row
 
 
 class TmuxError(RuntimeError):
@@ -85,6 +86,13 @@ class ClientInfo:
     control: bool
     pane_id: str
     session: str
+
+
+def _client_row(line: str) -> "ClientInfo | None":
+    parts = line.split(SEP)
+    if parts[0] != "C" or len(parts) != len(CLIENT_FIELDS) + 1:
+        return None
+    return ClientInfo(parts[1], parts[2], parts[3] == "1", parts[4], parts[5])
 
 
 def cat_into(fifo: str) -> str:
@@ -346,7 +354,8 @@ class Tmux:
             self.run(*batch.commands)
 
     def clients(self) -> list[ClientInfo]:
-        return self.listing()[1]
+        """The clients alone (to tell them something): one list-clients, no list-panes."""
+        return [c for c in map(_client_row, self.run(["list-clients", "-F", CLIENT_FORMAT])) if c]
 
     @property
     def control_session(self) -> str | None:
@@ -372,10 +381,9 @@ class Tmux:
         screens (`capture-pane -p`, as tmux itself renders them) of the `capture` panes: one
         round trip."""
         pfmt = SEP.join(f"#{{{f}}}" for f in PANE_FIELDS)
-        cfmt = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)
         cmds = [["list-panes", "-a", "-F", pfmt]]
         if with_clients:
-            cmds.append(["list-clients", "-F", cfmt])
+            cmds.append(["list-clients", "-F", CLIENT_FORMAT])
         try:
             lines, screens = self._run_with_captures(cmds, capture, escapes=False)
         except ServerGone:
@@ -388,8 +396,9 @@ class Tmux:
         panes, clients = [], []
         for line in lines:
             parts = line.split(SEP)
-            if parts[0] == "C" and len(parts) == len(CLIENT_FIELDS) + 1:
-                clients.append(ClientInfo(parts[1], parts[2], parts[3] == "1", parts[4], parts[5]))
+            client = _client_row(line)
+            if client is not None:
+                clients.append(client)
             elif len(parts) >= len(PANE_FIELDS):
                 p = parts[: len(PANE_FIELDS) - 1] + [SEP.join(parts[len(PANE_FIELDS) - 1:])]
                 try:

@@ -19,12 +19,14 @@ def isolated_config(tmp_path, monkeypatch):
 import itertools
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import time
 
 import libtmux
 
+from tmux_agentstate.runtime import Runtime
 from tmux_agentstate.tmux import Tmux
 
 _names = itertools.count()
@@ -85,8 +87,10 @@ class TmuxServer:
 @pytest.fixture
 def tmux_server():
     srv = TmuxServer(f"agentstate-test-{os.getpid()}-{next(_names)}")
+    runtime_dir = Runtime(srv.tmux.socket()).dir
     yield srv
     srv.kill()
+    shutil.rmtree(runtime_dir, ignore_errors=True)  # a sidecar killed by the test left it
 
 
 class OuterClient:
@@ -128,9 +132,11 @@ def attached_client(tmux_server):
 
 
 def replay_command(path, agent: str, hold: str = "exec sleep 600") -> str:
-    """A pane command that plays a capture's bytes as the named agent, then holds the screen."""
+    """A pane command that plays a capture's bytes as the named agent, then holds the screen.
+    Echo off, as the agent had it: tmux answers the capture's terminal queries (DA, XTVERSION)
+    into the tty, and an echo of them would land mid-drawing and shift its relative moves."""
     return (f"env AGENTSTATE_AGENT={shlex.quote(agent)} sh -c "
-            + shlex.quote(f"sleep 0.3; cat {shlex.quote(str(path))}; {hold}"))
+            + shlex.quote(f"stty -echo; sleep 0.3; cat {shlex.quote(str(path))}; {hold}"))
 
 
 class SidecarProcess:
@@ -148,12 +154,10 @@ class SidecarProcess:
         return self
 
     def runtime_dir(self):
-        from tmux_agentstate.runtime import Runtime
-        return Runtime(self.server.tmux.socket(), base=Path(self.env["XDG_RUNTIME_DIR"]) / "tmux-agentstate").dir
+        return Runtime(self.server.tmux.socket()).dir
 
     def status(self):
-        from tmux_agentstate.runtime import Runtime
-        return Runtime(self.server.tmux.socket(), base=Path(self.env["XDG_RUNTIME_DIR"]) / "tmux-agentstate").read_status()
+        return Runtime(self.server.tmux.socket()).read_status()
 
     def kill(self, sig=signal.SIGTERM):
         if self.proc is None or self.proc.stdout is None or self.proc.stdout.closed:

@@ -226,7 +226,7 @@ def test_a_killed_sidecar_comes_back_and_a_stopped_one_stays_stopped(tmux_server
 def test_a_sidecar_that_keeps_dying_is_left_down_and_says_so(tmux_server, run_dir):
     srv = tmux_server
     pane = blocked_pane_with_plugin(srv)
-    rt = Runtime(srv.tmux.socket(), base=run_dir / "tmux-agentstate")
+    rt = Runtime(srv.tmux.socket())
     now = time.time()
     (rt.dir / "restarts").write_text(" ".join(str(now) for _ in range(RESTARTS_MAX)))
     os.kill(_sidecar_pid(srv, run_dir), signal.SIGKILL)
@@ -240,13 +240,12 @@ def test_a_runtime_folder_goes_with_its_server(tmux_server, tmp_path):
     is removed by the next start on any server."""
     run = tmp_path / "run"
     run.mkdir(mode=0o700)
-    base = run / "tmux-agentstate"
     first, second = tmux_server, TmuxServer(f"{tmux_server.name}-b")
     try:
         folders = {}
         for srv in (first, second):
             assert _cli(srv, run, "start").returncode == 0
-            folders[srv.name] = Runtime(srv.tmux.socket(), base=base).dir
+            folders[srv.name] = Runtime(srv.tmux.socket()).dir
             assert folders[srv.name].is_dir()
         first.kill()  # its sidecar sees the server go and takes its folder with it
         wait_for(lambda: not folders[first.name].exists(), timeout=15, message="folder removed")
@@ -258,7 +257,7 @@ def test_a_runtime_folder_goes_with_its_server(tmux_server, tmp_path):
         try:
             assert _cli(third, run, "start").returncode == 0
             assert not folders[second.name].exists(), second_socket
-            assert Runtime(third.tmux.socket(), base=base).dir.is_dir()  # its own stays
+            assert Runtime(third.tmux.socket()).dir.is_dir()  # its own stays
             _cli(third, run, "stop")
         finally:
             third.kill()

@@ -44,7 +44,8 @@ def test_recording_started_mid_session_replays_to_the_panes_screen(tmux_server, 
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr
     assert f"--size {fx.rows}x{fx.cols}" in stdout
-    assert tmux_server.option(pane, "pane_pipe") == "0"  # no pipe left behind
+    assert tmux_server.option(pane, "pane_pipe") == "0"  # no pipe left behind, no mark
+    assert tmux_server.option(pane, "@agentstate_recording") == ""
     data = out.read_bytes()
     # the pane's own stream (the tty adds \r to the fixture's \n): all of it, after the seed
     assert data.startswith(b"\x1b]2;") and len(data) > fx.path.stat().st_size
@@ -61,21 +62,23 @@ def test_recording_started_mid_session_replays_to_the_panes_screen(tmux_server, 
 def test_recording_keeps_the_sidecars_pipe_fed_and_hands_it_back(tmux_server, sidecar, tmp_path):
     fx = next(f for f in FIXTURES if f.agent == "claude" and f.state == "blocked")
     sidecar().start()
-    pane = tmux_server.new_pane(replay_command(fx.path, "claude", "read x; exec sleep 600"),
+    pane = tmux_server.new_pane(replay_command(fx.path, "claude",
+                                               "read x; printf '\\033[2Janswered'; exec sleep 600"),
                                 rows=fx.rows, cols=fx.cols)
     wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked")
     fifo = tmux_server.option(pane, "@agentstate_pipe")
     assert fifo
     out = tmp_path / "rec.raw"
     proc = start_record(tmux_server, pane, str(out), "--seconds", "2.5", "--no-seed")
-    wait_for(lambda: out.exists(), message="recording")
+    wait_for(lambda: tmux_server.option(pane, "@agentstate_recording"), message="recording")
     tmux_server.cmd("send-keys", "-t", pane, "Enter")  # answers `read x`: the screen is cleared…
+    wait_for(lambda: "answered" in tmux_server.cmd("capture-pane", "-p", "-t", pane), message="answered")
     tmux_server.cmd("send-keys", "-t", pane, "C-c")
     proc.communicate(timeout=30)
     assert proc.returncode == 0
     # …the sidecar saw it through its own pipe while the recording ran, and keeps its pipe after
     wait_for(lambda: tmux_server.state(pane) == "", message="agent gone: options unset")
-    assert out.stat().st_size > 0
+    assert b"answered" in out.read_bytes()
 
 
 def test_recording_never_replaces_another_programs_pipe(tmux_server, tmp_path):

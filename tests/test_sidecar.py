@@ -142,7 +142,7 @@ def test_foreign_pipe_is_kept_and_pane_still_classified(tmux_server, sidecar, tm
     # bash for 60 s) between the test and its prompt
     pane = tmux_server.new_pane("sh", rows=fx.rows, cols=fx.cols)
     tmux_server.cmd("pipe-pane", "-O", "-t", pane, f"cat >> {log}")  # e.g. tmux-logging
-    tmux_server.cmd("send-keys", "-t", pane, replay_command(fx.path, "claude", "read x; sleep 600"), "Enter")
+    tmux_server.cmd("send-keys", "-t", pane, replay_command(fx.path, "claude", "read x; echo answered; sleep 600"), "Enter")
     sidecar().start()
     wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked via capture-pane")
     size = log.stat().st_size
@@ -223,3 +223,76 @@ def test_manifest_changes_reach_panes_already_watched(tmux_server, sidecar, isol
     wait_for(lambda: tmux_server.state(pane) == "working", timeout=15, message="edited again")
     (user / "claude.toml").unlink()
     wait_for(lambda: tmux_server.state(pane) == "idle", timeout=15, message="removed: bundled again")
+
+
+
+# a program that draws with relative moves only (the cursor walks down, then back up): any
+# byte parsed twice, or missed, or a cursor read at another moment than the screen, leaves
+# the emulated screen out of step with tmux's for good
+RELATIVE_DRAWER = r"""
+import os, sys, time
+w = lambda s: (os.write(1, s.encode()), time.sleep(0.001))
+w("\x1b[2J\x1b[H" + "started\r\n" * 3)
+end = time.monotonic() + float(sys.argv[1])
+i = 0
+while time.monotonic() < end:
+    i += 1
+    w(f"ASK-ME {i}\r\n")
+    w("\x1b[1A\r\x1b[2K" + f"frame {i}")
+    w("\x1b[8A\r" if i % 9 == 0 else "\x1b[1B\r")
+w("\r\x1b[2Kdone\r\n")
+time.sleep(600)
+"""
+
+
+def test_emulated_screen_seeded_mid_stream_matches_tmux(tmux_server, tmp_path, monkeypatch):
+    """The emulate intake seeds a pane's screen from tmux (adopted, resized) while it draws:
+    the capture, its cursor and the pipe are of one moment, so the bytes after the seed carry
+    the screen on exactly as tmux does. The sidecar runs in this process to compare its
+    screen with tmux's, row by row, once the drawing ends."""
+    import threading
+
+    from tmux_agentstate.catalog import BUNDLED_DIR, Catalog
+    from tmux_agentstate.config import Config
+    from tmux_agentstate.runtime import Runtime
+    from tmux_agentstate.sidecar import Sidecar
+    from tmux_agentstate.tmux import Tmux
+    user = tmp_path / "manifests"
+    user.mkdir()
+    (user / "drawer.toml").write_text(
+        'name = "drawer"\ndisplay = "Drawer"\nversion = 1\nfallback = "idle"\n'
+        '[identify]\ncommands = ["no-such-drawer"]\n'
+        '[[rules]]\nid = "asks"\nstate = "blocked"\nany = [\'ASK-ME\']\n')
+    script = tmp_path / "drawer.py"
+    script.write_text(RELATIVE_DRAWER)
+    base = tmp_path / "run"
+    base.mkdir(mode=0o700)
+    sc = Sidecar(Tmux(socket_name=tmux_server.name),
+                 Runtime(tmux_server.tmux.socket(), base=base / "tmux-agentstate").ensure(),
+                 Catalog([BUNDLED_DIR, user]), Config(intake="emulate", interval=0.1))
+    pane = tmux_server.new_pane(
+        f"env AGENTSTATE_AGENT=drawer sh -c 'stty -echo; sleep 0.5; exec {sys.executable} {script} 6'",
+        rows=20, cols=60)
+    session = tmux_server.cmd("display-message", "-p", "-t", pane, "#{session_name}")
+    seen = {}
+
+    def drive():
+        try:
+            wait_for(lambda: pane in sc.panes, message="adopted")
+            for n in range(16):  # each resize seeds the screen again, mid-drawing
+                time.sleep(0.3)
+                rows, cols = (16, 50) if n % 2 else (24, 70)
+                tmux_server.cmd("resize-window", "-t", session, "-x", str(cols), "-y", str(rows))
+            wait_for(lambda: "done" in tmux_server.cmd("capture-pane", "-p", "-t", pane),
+                     timeout=15, message="the drawing ends")
+            time.sleep(1.0)  # the last bytes parsed
+            seen["ours"] = [r.rstrip() for r in sc.panes[pane].screen.rows()]
+            seen["tmux"] = [r.rstrip() for r in tmux_server.cmd("capture-pane", "-p", "-t", pane).split("\n")]
+        finally:
+            sc.stop()
+
+    driver = threading.Thread(target=drive)
+    driver.start()
+    sc.run()
+    driver.join()
+    assert seen["ours"][:len(seen["tmux"])] == seen["tmux"]

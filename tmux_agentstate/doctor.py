@@ -7,14 +7,13 @@ is none and the rest still run (Python, manifests, agent CLIs).
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import procs, wiring
 from .catalog import BUNDLED_DIR, Catalog, user_dir
-from .runtime import Runtime, base_dir
+from .runtime import Runtime, unsafe
 from .tmux import Tmux, TmuxError
 
 POPUP_TMUX = (3, 2)  # display-popup, and the control client's ignore-size/no-output flags
@@ -136,28 +135,11 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
     return out
 
 
-def _unsafe(path: Path) -> str | None:
-    """Why a runtime folder is not ours alone (None when it is, or does not exist yet)."""
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        return f"{path} is a symbolic link"
-    if not stat.S_ISDIR(st.st_mode):
-        return f"{path} is not a folder"
-    if st.st_uid != os.getuid():
-        return f"{path} belongs to uid {st.st_uid}, not to you"
-    if st.st_mode & 0o077:
-        return f"{path} is open to others (mode {st.st_mode & 0o777:o})"
-    return None
-
-
 def check_sidecar(tmux: Tmux) -> list[Finding]:
     out = []
     runtime = Runtime(tmux.socket())
-    for folder in (base_dir(), runtime.dir):
-        why = _unsafe(folder)
+    for folder in (runtime.dir.parent, runtime.dir):
+        why = unsafe(folder) if os.path.lexists(folder) else None
         if why:
             out.append(Finding("problem", f"runtime folder unsafe: {why}",
                                f"remove {folder} (the sidecar makes it again, private)"))

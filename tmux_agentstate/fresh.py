@@ -13,7 +13,7 @@ from .catalog import Catalog
 from .combine import PaneState, Report, combine, newest, report_from_claude_session, report_in_force
 from .manifest import Manifest, Match
 from .screen import PaneScreen, redraw_bytes
-from .tmux import PaneInfo, Tmux
+from .tmux import PaneInfo, PaneView, Tmux, TmuxError
 
 
 @dataclass
@@ -28,14 +28,19 @@ class Look:
     state: PaneState | None
 
 
-def seeded_screen(info: PaneInfo, capture: str) -> PaneScreen:
-    """A screen rebuilt from `capture-pane -p -e` (what tmux shows now) and the pane's title."""
-    screen = PaneScreen(info.height, info.width)
-    screen.feed(redraw_bytes(capture, info.height, info.cursor_y, info.cursor_x,
-                             info.alternate_on, info.title))
-    screen.title = info.title
+def seeded_screen(view: PaneView) -> PaneScreen:
+    """A screen rebuilt from what tmux shows now (`capture-pane -p -e` with its cursor, title
+    and scroll region, read in the same moment)."""
+    screen = PaneScreen(view.rows, view.cols)
+    screen.feed(seed_bytes(view))
+    screen.title = view.title
     screen.dirty = True
     return screen
+
+
+def seed_bytes(view: PaneView) -> bytes:
+    return redraw_bytes(view.text, view.rows, view.cursor_y, view.cursor_x, view.alternate_on,
+                        view.title, (view.scroll_top, view.scroll_bottom))
 
 
 def session_report(manifest: Manifest | None, fg: procs.Foreground | None) -> Report | None:
@@ -74,7 +79,10 @@ def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
     info = find_pane(tmux, target)
     fg = None if info.dead else procs.foreground(info.pane_pid)
     manifest = catalog.for_foreground(fg)
-    screen = seeded_screen(info, tmux.capture_one(info.pane_id)[info.pane_id])
+    view = tmux.capture_views([info.pane_id], escapes=True).get(info.pane_id)
+    if view is None:
+        raise TmuxError(f"{info.pane_id} ({info.address}) is gone")
+    screen = seeded_screen(view)
     match = manifest.evaluate(screen.view()) if manifest else None
     hook = Report.parse(info.report)
     session = session_report(manifest, fg)

@@ -1,5 +1,13 @@
 """Where one sidecar keeps its FIFOs, lock, log and status: a private (0700) folder per server,
-removed when that server ends."""
+removed when that server ends.
+
+Its home is beside the server's socket, in tmux's own folder (`/tmp/tmux-UID`, which tmux makes
+0700 and checks is the user's): so every caller finds the same folder for a server, whatever
+its environment (a hook run by the server, a shell over SSH), and no other user can make it
+first. A socket in a shared folder (`-S /tmp/x`) falls back to `$XDG_RUNTIME_DIR`, then to
+`/tmp/tmux-agentstate-UID`. A folder is only used when it is a real folder (never a symlink),
+the user's, and closed to others; we never change the mode of what we did not make.
+"""
 from __future__ import annotations
 
 import fcntl
@@ -9,19 +17,57 @@ import os
 import re
 import shutil
 import socket as socketlib
+import stat
 import tempfile
 import time
 from pathlib import Path
 
 RESTARTS_MAX = 5          # automatic starts allowed within RESTARTS_WINDOW seconds: a sidecar
 RESTARTS_WINDOW = 60.0    # that dies more often than that is left down and said to be
+BESIDE_SOCKET = ".agentstate"  # our folder inside tmux's
 
 
-def base_dir() -> Path:
+class RuntimeDirError(OSError):
+    """A runtime folder that is not safe to use (one line says why)."""
+
+
+def unsafe(path: Path, shared_ok: bool = False) -> str | None:
+    """Why `path` is no private folder of ours (None: it is): a symlink, not a folder, another
+    user's, or open to others (with `shared_ok`: only writable by others counts)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return f"{path} does not exist"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symlink"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a folder"
+    if st.st_uid != os.getuid():
+        return f"{path} belongs to uid {st.st_uid}, not to you"
+    if st.st_mode & (0o022 if shared_ok else 0o077):
+        return f"{path} is open to others (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def base_dir(socket_path: str | None = None) -> Path:
+    """The folder that holds the per-server folders (see the module doc)."""
+    if socket_path and unsafe(Path(socket_path).parent, shared_ok=True) is None:
+        return Path(socket_path).parent / BESIDE_SOCKET
     xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg and os.path.isdir(xdg) and os.access(xdg, os.W_OK):
+    if xdg and unsafe(Path(xdg), shared_ok=True) is None and os.access(xdg, os.W_OK):
         return Path(xdg) / "tmux-agentstate"
     return Path(tempfile.gettempdir()) / f"tmux-agentstate-{os.getuid()}"
+
+
+def _private_folder(path: Path) -> None:
+    """Make `path` (0700), or take it as it is if it is already a private folder of ours."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    why = unsafe(path)
+    if why:
+        raise RuntimeDirError(f"{why}; not using it (remove it if it is yours)")
 
 
 class Runtime:
@@ -29,17 +75,18 @@ class Runtime:
         self.socket_path = socket_path
         tag = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(socket_path).name)[:40] or "server"
         digest = hashlib.sha1(socket_path.encode()).hexdigest()[:8]
-        self.dir = (base or base_dir()) / f"{tag}-{digest}"
+        self.dir = (base or base_dir(socket_path)) / f"{tag}-{digest}"
         self._lock_fd: int | None = None
 
     def ensure(self) -> "Runtime":
-        for d in (self.dir.parent, self.dir):
-            d.mkdir(mode=0o700, exist_ok=True)
-            st = d.stat()
-            if st.st_uid != os.getuid():
-                raise PermissionError(f"{d} belongs to another user")
-            if st.st_mode & 0o077:
-                os.chmod(d, 0o700)
+        """Make the folder, private; raises RuntimeDirError if a part of it is not safe."""
+        try:
+            for d in (self.dir.parent, self.dir):
+                _private_folder(d)
+        except RuntimeDirError:
+            raise
+        except OSError as e:
+            raise RuntimeDirError(f"{e.filename}: {e.strerror}") from None
         return self
 
     def ensure_with_socket(self) -> "Runtime":
@@ -144,10 +191,9 @@ def server_alive(socket_path: str) -> bool:
         s.close()
 
 
-def prune_ended(base: Path | None = None) -> list[Path]:
+def prune_ended(base: Path) -> list[Path]:
     """Remove the folders of servers that have ended (their sidecar was killed, so it could
     not remove its own): no server on the socket they name, and no sidecar holding the lock."""
-    base = base or base_dir()
     removed = []
     try:
         entries = list(base.iterdir())

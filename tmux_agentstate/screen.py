@@ -413,13 +413,17 @@ class CapturedScreen:
 
 
 def redraw_bytes(capture: str, rows: int, cursor_y: int, cursor_x: int,
-                 alternate_on: bool = False, title: str = "") -> bytes:
-    """Bytes that draw a `capture-pane -p -e` capture on a blank terminal, cursor included:
-    the start of a recording (or a seeded screen) that replays to what tmux showed."""
+                 alternate_on: bool = False, title: str = "",
+                 scroll: tuple[int, int] | None = None) -> bytes:
+    """Bytes that draw a `capture-pane -p -e` capture on a blank terminal, cursor and scroll
+    region (top, bottom rows from 0) included: the start of a recording (or a seeded screen)
+    that replays to what tmux showed, and goes on as tmux does with the bytes that follow."""
     out = "\x1b[?1049h" if alternate_on else ""
     if title:
         out += f"\x1b]2;{title}\x07"
     out += "\x1b[H\x1b[2J" + "\r\n".join(capture.split("\n")[:rows]) + "\x1b[0m"
+    if scroll is not None and scroll != (0, rows - 1) and 0 <= scroll[0] < scroll[1] < rows:
+        out += f"\x1b[{scroll[0] + 1};{scroll[1] + 1}r"  # after the drawing: it homes the cursor
     out += f"\x1b[{cursor_y + 1};{cursor_x + 1}H"
     return out.encode("utf-8", "surrogateescape")
 

@@ -490,6 +490,9 @@ class Sidecar:
             w.mode = "capture"  # never steal another plugin's pipe (tmux-logging…)
             w.screen = CapturedScreen(info.height, info.width)
             return
+        if w.mode == "emulate":
+            w.need_seed = True  # piped in the moment its screen is seeded (_seed)
+            return
         fifo = self.intake.open(info.pane_id)
         batch.pipe_to_fifo(info.pane_id, str(fifo))
 
@@ -514,14 +517,22 @@ class Sidecar:
                     w.need_seed = False
         if not want:
             return
-        for w in want:  # bytes printed before the capture are in it: not to be parsed again
-            self.intake.read(w.info.pane_id, PIPE_DRAIN)
-        captured = self.tmux.capture([w.info.pane_id for w in want])
+        before = {}
+        for w in want:  # a fresh FIFO, piped in the moment of the capture: it holds exactly
+            # the bytes that come after it (what the old FIFO holds is in the capture)
+            if w.info.recording:  # `record` has the pipe, teeing into our FIFO: keep it; a
+                # byte printed between this drain and the capture is parsed twice
+                self.intake.read(w.info.pane_id, PIPE_DRAIN)
+                continue
+            pipe = Batch()
+            pipe.pipe_to_fifo(w.info.pane_id, str(self.intake.open(w.info.pane_id)))
+            before[w.info.pane_id] = pipe.commands
+        views = self.tmux.capture_views([w.info.pane_id for w in want], escapes=True, before=before)
         for w in want:
-            text = captured.get(w.info.pane_id)
-            if text is not None:
+            view = views.get(w.info.pane_id)
+            if view is not None:
                 osc_state = w.screen.osc_state  # tmux keeps no trace of it
-                w.screen = seeded_screen(w.info, text)
+                w.screen = seeded_screen(view)
                 w.screen.osc_state = osc_state
                 w.need_seed = False
 

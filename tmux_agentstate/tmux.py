@@ -23,9 +23,11 @@ _MARKER = "\x1fagentstate-capture\x1f"  # starts each pane's block in a batched 
 PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "window_index",
                "pane_index", "pane_width", "pane_height", "pane_dead", "pane_pipe",
                "alternate_on", "cursor_x", "cursor_y", "pane_active", "window_active",
-               "session_attached", "session_id", "@agentstate", "@agentstate_pipe", "@agentstate_report", "pane_title")
+               "session_attached", "session_id", "@agentstate", "@agentstate_pipe",
+               "@agentstate_recording", "@agentstate_report", "pane_title")
 # the report is our hook's JSON (control characters escaped); the title last: it may hold SEP
-VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "@agentstate_report", "pane_title")
+VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "cursor_x", "alternate_on",
+               "scroll_region_upper", "scroll_region_lower", "@agentstate_report", "pane_title")
 CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name")
 CLIENT_FORMAT = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)  # "C": not a pane row
 
@@ -60,6 +62,7 @@ class PaneInfo:
     session_id: str
     state_option: str    # @agentstate as tmux has it now (after a restart: what we left)
     our_pipe: str        # @agentstate_pipe: the FIFO we piped this pane into, if any
+    recording: bool      # @agentstate_recording: `record` has the pipe (it tees into ours)
     report: str          # @agentstate_report: the last hook report
     title: str
 
@@ -77,6 +80,10 @@ class PaneView:
     cols: int
     title: str
     report: str = ""     # @agentstate_report, read with the screen
+    cursor_x: int = 0
+    alternate_on: bool = False
+    scroll_top: int = 0  # the scroll region (DECSTBM), rows from 0, both included
+    scroll_bottom: int = -1  # -1: the last row
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,22 @@ class ClientInfo:
     control: bool
     pane_id: str
     session: str
+
+
+def _views(lines: list[str], screens: dict[str, str]) -> dict[str, PaneView]:
+    """PaneViews from a `list-panes` of VIEW_FIELDS and the captures of the same moment."""
+    out = {}
+    for line in lines:
+        m = line.split(SEP, len(VIEW_FIELDS))
+        if m[0] not in screens:
+            continue
+        try:
+            top, bottom = int(m[6] or 0), int(m[7] or -1)
+            out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[9], m[8],
+                                 int(m[4] or 0), m[5] == "1", top, bottom)
+        except (IndexError, ValueError):
+            continue
+    return out
 
 
 def _client_row(line: str) -> "ClientInfo | None":
@@ -406,7 +429,7 @@ class Tmux:
                                           int(p[8]), p[9] == "1", p[10] == "1", p[11] == "1",
                                           int(p[12] or 0), int(p[13] or 0), p[14] == "1",
                                           p[15] == "1", int(p[16] or 0), p[17], p[18], p[19],
-                                          p[20], p[21]))
+                                          p[20] != "", p[21], p[22]))
                 except ValueError:
                     continue
         return panes, clients, screens
@@ -443,23 +466,35 @@ class Tmux:
         """Visible screens (`capture-pane -p`, with `-e` escapes by default), one call."""
         return self._captures(pane_ids, escapes)[1]
 
-    def capture_views(self, pane_ids: list[str]) -> dict[str, PaneView]:
-        """Plain screens as tmux renders them, each with its cursor row, title and size as of
-        the same moment: one round trip. A pane that is gone is left out. The sizes come from
-        one `list-panes` ahead of the captures (tmux runs a line's commands without reading
-        any pane in between), not a `display-message` per pane: half the commands."""
+    def capture_views(self, pane_ids: list[str], escapes: bool = False,
+                      before: dict[str, list[list[str]]] | None = None) -> dict[str, PaneView]:
+        """Screens as tmux renders them, each with its cursor, title, size and modes as of the
+        same moment: one round trip. A pane that is gone is left out. The sizes come from one
+        `list-panes` ahead of the captures (tmux runs a line's commands without reading any
+        pane in between), not a `display-message` per pane: half the commands.
+        `before` {pane: commands}: run in the same moment, ahead of the captures: a
+        `pipe-pane` there gets exactly the bytes that come after its capture (a seeded screen
+        goes on from there: no byte parsed twice, none missed)."""
+        before = before or {}
         fmt = SEP.join(f"#{{{f}}}" for f in ("pane_id",) + VIEW_FIELDS)
-        lines, screens = self._captures(pane_ids, False, [["list-panes", "-a", "-F", fmt]])
-        out = {}
-        for line in lines:
-            m = line.split(SEP, len(VIEW_FIELDS))
-            if m[0] not in screens:
-                continue
-            try:
-                out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[5], m[4])
-            except (IndexError, ValueError):
-                continue
-        return out
+
+        def commands(ids):
+            return [c for p in ids for c in before.get(p, ())] + [["list-panes", "-a", "-F", fmt]]
+
+        try:
+            return _views(*self._run_with_captures(commands(pane_ids), pane_ids, escapes))
+        except ServerGone:
+            raise
+        except TmuxError:  # a pane vanished between list and capture: one by one
+            out = {}
+            for pid in pane_ids:
+                try:
+                    out.update(_views(*self._run_with_captures(commands([pid]), [pid], escapes)))
+                except ServerGone:
+                    raise
+                except TmuxError:
+                    continue
+            return out
 
     def _captures(self, pane_ids: list[str], escapes: bool,
                   cmds: list[list[str]] = ()) -> tuple[list[str], dict[str, str]]:

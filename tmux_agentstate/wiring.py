@@ -15,7 +15,8 @@ FORMAT_OPTIONS = ("status-left", "status-right", "window-status-format",
 # what the sidecar publishes on a pane (the contract), then what hooks and pipes leave there
 PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
                           "@agentstate_source", "@agentstate_detail", "@agentstate_seen")
-PANE_OPTIONS = PUBLISHED_PANE_OPTIONS + ("@agentstate_report", "@agentstate_pipe")
+PANE_OPTIONS = PUBLISHED_PANE_OPTIONS + ("@agentstate_report", "@agentstate_pipe",
+                                          "@agentstate_recording")
 WINDOW_OPTIONS = ("@agentstate_window",)
 GLOBAL_OPTIONS = ("@agentstate_summary", "@agentstate_badge", "@agentstate_install")
 ENSURE = "plugin/ensure"  # what our key binding and hooks run

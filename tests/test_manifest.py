@@ -204,3 +204,65 @@ def test_each_manifest_names_exactly_the_agent_releases_its_fixtures_cover():
         covered.setdefault(f.agent, set()).add(f.agent_version)
     catalog = Catalog([BUNDLED_DIR])
     assert {name: set(catalog.get(name).tested) for name in catalog.names()} == covered
+
+
+SLOW = '''
+name = "slow"
+[identify]
+commands = ["slow"]
+cmdline = ['(x|xx)+y']
+[[rules]]
+id = "nested-repeat"
+state = "blocked"
+any = ['(a|aa)+$']
+[[rules]]
+id = "vetoed"
+state = "blocked"
+any = ['Allow\\?']
+not = ['(a|aa)+$']
+[[rules]]
+id = "busy"
+state = "working"
+any = ['WORKING']
+'''
+
+
+def test_a_rule_over_the_search_budget_is_disabled_and_the_rest_still_run(tmp_path):
+    """Issue 10, item 5: `(a|aa)+$` on rows of a's is exponential (minutes in `re`); each search
+    is bounded, the rule is disabled with one line naming file and rule, later rules run, and a
+    `not` that gave up never lets its rule match (a false blocked)."""
+    from tmux_agentstate.manifest import SEARCH_BUDGET, take_faults
+    take_faults()
+    m = load_manifest(write(tmp_path, "slow", SLOW))
+    rows = ["a" * 60 + "!"] * 20 + ["Allow?", "WORKING"]
+    t = time.monotonic()
+    first = m.evaluate(view(rows))
+    elapsed = time.monotonic() - t
+    assert first.state == "working" and first.rule == "busy"
+    assert elapsed < SEARCH_BUDGET * 20  # two budgets, not minutes (a bound, not a timing)
+    faults = take_faults()
+    assert len(faults) == 2 and all(str(tmp_path / "slow.toml") in f for f in faults)
+    assert any("'nested-repeat'" in f for f in faults) and any("'vetoed'" in f for f in faults)
+    assert m.evaluate(view(rows)).rule == "busy" and take_faults() == []  # said once, not retried
+    assert sorted(m.faults()) == sorted(faults)
+    # identity patterns are bounded too: a hostile command line cannot hang identification
+    assert not m.identify.matches_process("node", ["x" * 40 + "z"])
+    assert len(take_faults()) == 1
+    # a fresh load (the file saved again) enables the rules again
+    assert not load_manifest(write(tmp_path, "slow", SLOW)).faults()
+
+
+def test_classify_names_each_disabled_rule_in_one_line(tmp_path, isolated_config):
+    import subprocess
+    import sys
+    user = isolated_config / "tmux-agentstate" / "manifests"
+    user.mkdir(parents=True)
+    write(user, "slow", SLOW)
+    cap = tmp_path / "cap.raw"
+    cap.write_bytes(("a" * 60 + "!\r\n").encode() * 20 + b"WORKING")
+    out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "classify", "--agent", "slow",
+                          str(cap)], capture_output=True, text=True, timeout=60)
+    assert "slow working [busy]" in out.stdout
+    lines = out.stderr.strip().splitlines()  # one line per disabled rule, nothing else
+    assert len(lines) == 2 and "Traceback" not in out.stderr
+    assert "'nested-repeat': disabled" in lines[0] and "'vetoed': disabled" in lines[1]

@@ -296,3 +296,39 @@ def test_emulated_screen_seeded_mid_stream_matches_tmux(tmux_server, tmp_path, m
     sc.run()
     driver.join()
     assert seen["ours"][:len(seen["tmux"])] == seen["tmux"]
+
+
+def test_a_slow_user_rule_cannot_hang_the_sidecar(tmux_server, sidecar, isolated_config, tmp_path):
+    """Issue 10, item 5: a user rule that backtracks for minutes on its pane's screen is
+    disabled after one search over budget, with one line naming file and rule (log, status,
+    doctor); that pane keeps its later rules, other panes keep updating, and `stop` is prompt."""
+    import subprocess
+    user = isolated_config / "tmux-agentstate" / "manifests"
+    user.mkdir(parents=True)
+    (user / "slowpoke.toml").write_text(
+        'name = "slowpoke"\n[identify]\ncommands = ["no-such-slowpoke"]\n'
+        '[[rules]]\nid = "nested-repeat"\nstate = "blocked"\nany = [\'(a|aa)+$\']\n'
+        '[[rules]]\nid = "busy"\nstate = "working"\nany = [\'WORKING\']\n')
+    rows = tmp_path / "rows.raw"
+    rows.write_bytes(("a" * 70 + "!\r\n").encode() * 20 + b"WORKING")
+    sc = sidecar(intake="emulate")
+    sc.env["XDG_CONFIG_HOME"] = str(isolated_config)
+    sc.start()
+    slow = tmux_server.new_pane(replay_command(rows, "slowpoke"), rows=24, cols=80)
+    wait_for(lambda: tmux_server.state(slow) == "working", timeout=15, message="its later rule")
+    fx = pick("blocked", "claude")
+    other = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    wait_for(lambda: tmux_server.state(other) == "blocked", message="another pane still updates")
+    wait_for(lambda: (sc.status() or {}).get("rule_faults"), message="status names the fault")
+    faults = sc.status()["rule_faults"]
+    assert len(faults) == 1 and "slowpoke.toml: rule 'nested-repeat': disabled" in faults[0]
+    env = dict(sc.env)
+    doctor = subprocess.run([sys.executable, "-m", "tmux_agentstate", "doctor", "-L", tmux_server.name],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert "rule 'nested-repeat': disabled" in doctor.stdout
+    log = (sc.runtime_dir() / "sidecar.log").read_text()
+    assert log.count("'nested-repeat': disabled") == 1 and "Traceback" not in log
+    t = time.monotonic()
+    sc.proc.send_signal(signal.SIGTERM)
+    sc.proc.wait(10)
+    assert time.monotonic() - t < 3  # it was never stuck in a search

@@ -79,6 +79,10 @@ def cmd_classify(args) -> int:
             status = EXIT_FAIL
             continue
         match = m.evaluate(view)
+        from .manifest import take_faults
+        for fault in take_faults():
+            _err(f"{name}: manifest rule {fault}")
+            status = EXIT_FAIL
         if args.json:
             print(json.dumps({"file": name, "agent": m.name, "state": match.state,
                               "rule": match.rule, "line": match.line}, ensure_ascii=False))

@@ -148,6 +148,10 @@ def check_sidecar(tmux: Tmux) -> list[Finding]:
     pid = runtime.running_pid() if runtime.dir.is_dir() else None
     if pid:
         out.append(Finding("ok", f"sidecar running (pid {pid}), log {runtime.log_path}"))
+        for fault in (runtime.read_status() or {}).get("rule_faults", []):
+            out.append(Finding("problem", f"manifest rule {fault}",
+                               "make the pattern cheaper (no nested repeats such as (a+)+); "
+                               "saving the file enables the rule again"))
     elif runtime.stopped_path.exists():
         out.append(Finding("problem", "the sidecar was stopped (tmux-agentstate stop)",
                            f"tmux-agentstate start -S {tmux.socket()}"))

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+import regex  # re's syntax and meaning, plus a time bound on each search (see Pattern)
+
 if sys.version_info >= (3, 11):
     import re._constants as _sre
     import re._parser as _sre_parse
@@ -29,6 +31,32 @@ REGIONS = ROW_REGIONS + ("title", "osc_state")
 _TOP_KEYS = {"name", "display", "version", "tested", "fallback", "identify", "rules", "answers"}
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
 _RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment"}
+SEARCH_BUDGET = 0.05  # seconds one search may take; bundled rules take microseconds
+_FAULTS: list[str] = []  # rules disabled since the last take_faults(), one line each
+
+
+def take_faults() -> list[str]:
+    """Rules disabled for going over the search budget since the last call (one line each)."""
+    out = _FAULTS[:]
+    del _FAULTS[:]
+    return out
+
+
+class Guard:
+    """One rule's (or one identity key's) health: the first search over the budget disables
+    it for good (until its file is loaded again), with one line naming file and rule. A user's
+    `(a+)+$` on a row of a's would otherwise hold the sidecar, and every pane, for minutes."""
+
+    __slots__ = ("where", "fault")
+
+    def __init__(self, where: str):
+        self.where, self.fault = where, None
+
+    def trip(self, pattern: str) -> None:
+        if self.fault is None:
+            self.fault = (f"{self.where}: disabled: a search took over "
+                          f"{SEARCH_BUDGET * 1000:.0f} ms (pattern {pattern!r})")
+            _FAULTS.append(self.fault)
 
 
 class ManifestError(ValueError):
@@ -43,18 +71,28 @@ class ManifestError(ValueError):
 class Pattern:
     """A compiled regex and pieces of plain text one of which every match contains. Most rows
     hold none of them, and `literal in text` is far cheaper than a regex that starts with
-    `^\\s*` (tried at every position of a screen: ~30 µs each, ~0.5 µs with the test)."""
+    `^\\s*` (tried at every position of a screen: ~30 µs each, ~0.5 µs with the test).
+    Every search is bounded by SEARCH_BUDGET; one over it trips the guard (no match, ever)."""
 
-    __slots__ = ("regex", "literals", "pattern", "flags")
+    __slots__ = ("regex", "literals", "pattern", "flags", "guard")
 
-    def __init__(self, regex: re.Pattern):
-        self.regex, self.pattern, self.flags = regex, regex.pattern, regex.flags
-        self.literals = required_literals(regex)
+    def __init__(self, source: str, flags: int = 0, guard: Guard | None = None):
+        self.regex = regex.compile(source, flags | regex.VERSION0)
+        self.pattern, self.flags = source, flags
+        self.guard = guard or Guard("pattern")
+        self.literals = required_literals(re.compile(source, flags))
 
-    def search(self, text: str, pos: int = 0):
+    def search(self, text: str, pos: int = 0, endpos: int | None = None):
+        if self.guard.fault is not None:
+            return None
         if self.literals and not any(lit in text for lit in self.literals):
             return None
-        return self.regex.search(text, pos)
+        try:
+            return self.regex.search(text, pos, len(text) if endpos is None else endpos,
+                                     timeout=SEARCH_BUDGET)
+        except TimeoutError:
+            self.guard.trip(self.pattern)
+            return None
 
     def __repr__(self) -> str:
         return f"Pattern({self.pattern!r})"
@@ -134,6 +172,7 @@ class Rule:
     any: tuple[Pattern, ...] = ()
     all: tuple[Pattern, ...] = ()
     not_: tuple[Pattern, ...] = ()
+    guard: Guard = field(default_factory=lambda: Guard("rule"), compare=False)
 
     def region_text(self, view: ScreenView) -> str:
         """The region's rows joined by newlines; cached on the view, since most rules of a
@@ -156,7 +195,14 @@ class Rule:
         return text
 
     def match(self, view: ScreenView) -> str | None:
-        """The line that matched, or None."""
+        """The line that matched, or None (always None once the rule is disabled: a `not`
+        pattern that gave up must not let the rule match)."""
+        if self.guard.fault is not None:
+            return None
+        hit = self._match(view)
+        return hit if self.guard.fault is None else None
+
+    def _match(self, view: ScreenView) -> str | None:
         text = self.region_text(view)
         if self.not_ and any(_find_line(p, text) is not None for p in self.not_):
             return None
@@ -188,7 +234,7 @@ def _find_line(pattern: Pattern, text: str) -> str | None:
         if m.end() <= end:
             return text[start:end]
         # the match ran across a row break (e.g. `\\s*`): try that row alone, then go on
-        if pattern.regex.search(text[start:end]):
+        if pattern.search(text[start:end]):
             return text[start:end]
         pos = end + 1
         if pos > len(text):
@@ -231,6 +277,12 @@ class Manifest:
     version: int = 1                   # the manifest's own revision
     tested: tuple[str, ...] = ()       # agent releases its rules were checked against
 
+    def faults(self) -> list[str]:
+        """Its rules (and identity patterns) disabled for going over the search budget."""
+        patterns = [p for r in self.rules for p in r.any + r.all + r.not_]
+        patterns += [p for k in ("cmdline", "title", "screen") for p in getattr(self.identify, k)]
+        return list(dict.fromkeys(p.guard.fault for p in patterns if p.guard.fault))
+
     def evaluate(self, view: ScreenView) -> Match:
         """First rule that matches wins; no match is the fallback state (never blocked)."""
         for rule in self.rules:
@@ -241,16 +293,18 @@ class Manifest:
 
 
 # -- loading ---------------------------------------------------------------------------------------
-def _patterns(path, rule_id, key, value, flags: int = 0) -> tuple[Pattern, ...]:
+def _patterns(path, rule_id, key, value, flags: int = 0, guard: Guard | None = None
+              ) -> tuple[Pattern, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ManifestError(path, f"{key!r} must be a list of regex strings", rule_id)
+    guard = guard or Guard(f"{path}: {key}")
     out = []
     for v in value:
         try:
-            out.append(Pattern(re.compile(v, flags)))
-        except re.error as e:
+            out.append(Pattern(v, flags, guard))
+        except (re.error, regex.error) as e:
             raise ManifestError(path, f"bad regex in {key!r}: {v!r}: {e}", rule_id) from None
     return tuple(out)
 
@@ -303,8 +357,9 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
                 raise ManifestError(path, f"region {region!r} needs 'rows' = a positive integer", rid)
         elif "rows" in r:
             raise ManifestError(path, f"'rows' only applies to regions 'bottom' and 'top'", rid)
-        rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M)
-                                                for k in ("any", "all", "not")))
+        guard = Guard(f"{path}: rule {rid!r}")
+        rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M, guard)
+                                                for k in ("any", "all", "not")), guard=guard)
         if not rule.any and not rule.all:
             raise ManifestError(path, "needs 'any' or 'all' patterns", rid)
         rules.append(rule)

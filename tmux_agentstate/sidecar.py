@@ -31,7 +31,7 @@ from .combine import PaneState, Report, combine, newest
 from .config import URGENCY, Config
 from .fresh import seeded_screen, session_report
 from .intake import CHUNK, FifoIntake
-from .manifest import Manifest
+from .manifest import Manifest, take_faults
 from .notify import Notifier, ring
 from .runtime import Runtime
 from .screen import CapturedScreen, PaneScreen
@@ -431,6 +431,8 @@ class Sidecar:
 
     def _settle(self) -> None:
         """Seed, classify what changed, publish: the end of every sweep."""
+        for fault in take_faults():  # a rule over the search budget, disabled: said once
+            log.error("manifest rule %s", fault)
         batch = Batch()
         self._seed(batch)
         now = time.monotonic()
@@ -687,6 +689,7 @@ class Sidecar:
             "sweeps": self.sweeps,
             "classifications": self.classifications,
             "tmux_commands": self.tmux.commands_sent,
+            "rule_faults": [f for name in self.catalog.names() for f in self.catalog.get(name).faults()],
             "panes": [{"pane": w.info.pane_id, "address": w.info.address, "agent": w.manifest.name,
                        "mode": w.mode, "state": w.state.state if w.state else None}
                       for w in self.panes.values()],

@@ -160,3 +160,28 @@ def test_captured_screen_keeps_codex_state_report_from_bytes_cut_anywhere():
     assert screen.osc_state == ""
     screen.note_bytes(b"\x1b]7501;state=done\x07")
     assert screen.osc_state == "state=done" and "state=done" in screen.take_changed_text()
+
+
+# Row and line edits, each done at once (not cell by cell, row by row or linefeed by linefeed):
+# the screen must still be what tmux shows.
+EDITS = [
+    b"0123456789abcdefghij\r\x1b[5C\x1b[4hINSERTED-TEXT-LONGER-THAN-THE-ROW\x1b[4l!",
+    b"0123456789\r\x1b[3C\x1b[4@\x1b[2P\x1b[6C\x1b[X\x1b[1K\r\nrow2 text\x1b[3D\x1b[K",
+    b"a\r\nb\r\nc\r\nd\r\ne\r\nf\r\ng" + b"\n" * 3 + b"h\x1b[2;4r\x1b[3H\x1b[L\x1b[2M\x1b[4H\n\n\nz\x1b[r",
+    b"one\r\ntwo\r\nthree\x1b[H\x1bM\x1bMtop\x1b[5;1H" + b"\n" * 40 + b"end",
+    b"\x1b[1;38Hxy\x1b[9999b\r\nab\x1b[3b|\x1b[2;1H\x1b[4h\xe7\x95\x8c\xe7\x95\x8cwide",
+    b"fill the row with text and more\r\x1b[2C\x1b[4h" + b"i" * 45 + b"\x1b[4l\r\n\x1b[2J\x1b[3;3Hafter clear",
+]
+
+
+@pytest.mark.parametrize("data", EDITS, ids=["insert-mode", "ich-dch-ech-el", "il-dl-region",
+                                             "scroll-runs", "rep-wide-insert", "insert-wrap"])
+def test_row_and_line_edits_match_tmux(tmux_server, tmp_path, data):
+    path = tmp_path / "bytes"
+    path.write_bytes(data)
+    pane = tmux_server.new_pane(f"sh -c 'stty raw -echo; cat {path}; exec sleep 600'", rows=5, cols=40)
+    wait_for(lambda: tmux_server.option(pane, "pane_current_command") == "sleep", message="printed")
+    want = [r.rstrip() for r in tmux_server.tmux.capture_one(pane, escapes=False)[pane].split("\n")]
+    for chunk in (None, 1, 3):
+        got = feed_all(data, 5, 40, chunk).rows()
+        assert got[:len(want)] == want, (chunk, got, want)

@@ -332,3 +332,37 @@ def test_a_slow_user_rule_cannot_hang_the_sidecar(tmux_server, sidecar, isolated
     sc.proc.send_signal(signal.SIGTERM)
     sc.proc.wait(10)
     assert time.monotonic() - t < 3  # it was never stuck in a search
+
+
+COSTLY_FLOOD = r"""
+import os, sys, time
+os.write(1, b"\x1b[4h")  # insert mode: every character shifts its row
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    os.write(1, b"a\x07" * 5000)  # one character per draw: the costliest way to fill a row
+os.write(1, b"\x1b[4l\x1b[2J\x1b[H")
+os.write(1, open(sys.argv[2], "rb").read())
+time.sleep(600)
+"""
+
+
+def test_costly_output_in_one_pane_does_not_lag_the_others(tmux_server, sidecar, tmp_path):
+    """Issue 10, item 6: bytes that are cheap for tmux but costly to parse (insert mode, one
+    character at a time) are a flood by parsing time, not only by size: that pane's screen is
+    read from tmux every sweep meanwhile, so a prompt in another pane is seen at once (it
+    lagged by seconds), and the flooding pane's own prompt after it is seen too."""
+    fx = pick("blocked", "claude")
+    script = tmp_path / "flood.py"
+    script.write_text(COSTLY_FLOOD)
+    sc = sidecar(intake="emulate").start()
+    flood = tmux_server.new_pane(
+        f"env AGENTSTATE_AGENT=claude sh -c 'stty -echo; exec {sys.executable} {script} 8 {fx.path}'",
+        rows=fx.rows, cols=fx.cols)
+    wait_for(lambda: tmux_server.option(flood, "@agentstate_agent") == "claude", message="adopted")
+    time.sleep(1.5)  # the flood is under way
+    other = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    wait_for(lambda: tmux_server.state(other) == "blocked", timeout=4,
+             message="another pane's prompt, during the flood")
+    wait_for(lambda: tmux_server.state(flood) == "blocked", timeout=20,
+             message="the flooding pane's own prompt, after it")
+    assert "flood" in (sc.runtime_dir() / "sidecar.log").read_text()

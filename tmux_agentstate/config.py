@@ -33,6 +33,8 @@ class Config:
     read_rate: float = 170.0       # or longer while many panes print: at most ~read_rate screens
     read_gap_max: float = 0.3      # a second (a CPU bound), but never longer than read_gap_max
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
+    flood_seconds: float = 0.05    # ...or parsing time per pane per sweep: costly sequences
+                                   # (insert mode, line edits) must not lag the other panes
     listing_every: float = 5.0     # list panes from tmux at least this often (Sidecar.sweep)
     report_lifetime: float = 30.0
     icons: dict = field(default_factory=lambda: dict(ICONS))

@@ -69,7 +69,10 @@ class _Cells(pyte.Screen):
         line = self.buffer[cur.y]
         autowrap = mo.DECAWM in self.mode
         insert = mo.IRM in self.mode
-        if data.isascii() and not insert and autowrap:
+        if insert:
+            self._draw_inserting(data)
+            return
+        if data.isascii() and autowrap:
             # fast path (most text): every char one cell, written a row-slice at a time in C
             pos, n = 0, len(data)
             while pos < n:
@@ -106,8 +109,6 @@ class _Cells(pyte.Screen):
                     line = self.buffer[cur.y]
                 else:
                     cur.x = max(0, cols - w)
-            if insert:
-                self.insert_characters(w)
             line[cur.x] = _cell(ch)
             if w == 2 and cur.x + 1 < cols:
                 line[cur.x + 1] = _cell("")
@@ -115,8 +116,143 @@ class _Cells(pyte.Screen):
             self._last_char = ch
         self.dirty.add(cur.y)
 
+    def _draw_inserting(self, data: str) -> None:
+        """Insert mode (IRM): the row right of the cursor moves once per row of the run, not
+        once per character (that cost O(columns) per character)."""
+        i, n, cols = 0, len(data), self.columns
+        while i < n:
+            cur = self.cursor
+            w = max(_width(data[i]), 0)
+            if w and cur.x + w > cols:  # wrap first, as draw would
+                if mo.DECAWM in self.mode:
+                    self.dirty.add(cur.y)
+                    cur.x = 0
+                    self.linefeed()
+                else:
+                    cur.x = max(0, cols - w)
+            room, width, j = cols - self.cursor.x, 0, i
+            while j < n:
+                w = max(_width(data[j]), 0) if not " " <= data[j] <= "~" else 1
+                if width + w > room:
+                    break
+                width, j = width + w, j + 1
+            j = max(j, i + 1)
+            if width:
+                self.insert_characters(width)
+            self.mode.discard(mo.IRM)
+            try:
+                self.draw(data[i:j])
+            finally:
+                self.mode.add(mo.IRM)
+            i = j
+
+    # -- row edits: cells are a sparse dict (a missing cell is blank), so each edit is one pass
+    # over the cells the row holds, in comprehensions: pyte's loops ran over every column
+    def insert_characters(self, count: int | None = None) -> None:  # CSI @
+        y, x, cols = self.cursor.y, self.cursor.x, self.columns
+        n = min(count or 1, cols)
+        line = self.buffer[y]
+        self.dirty.add(y)
+        if line:
+            kept = {k: v for k, v in line.items() if k < x}
+            kept.update({k + n: v for k, v in line.items() if x <= k < cols - n})
+            line.clear()
+            line.update(kept)
+
+    def delete_characters(self, count: int | None = None) -> None:  # CSI P
+        y, x, cols = self.cursor.y, self.cursor.x, self.columns
+        n = min(count or 1, cols)
+        line = self.buffer[y]
+        self.dirty.add(y)
+        if line:
+            kept = {k: v for k, v in line.items() if k < x}
+            kept.update({k - n: v for k, v in line.items() if x + n <= k < cols})
+            line.clear()
+            line.update(kept)
+
+    def _blank(self, y: int, start: int, stop: int) -> None:
+        line = self.buffer[y]
+        self.dirty.add(y)
+        if line:
+            for k in [k for k in line if start <= k < stop]:
+                del line[k]
+
+    def erase_characters(self, count: int | None = None) -> None:  # CSI X
+        x = self.cursor.x
+        self._blank(self.cursor.y, x, x + (count or 1))
+
+    def erase_in_line(self, how: int = 0, private: bool = False) -> None:  # CSI K
+        x = self.cursor.x
+        start, stop = {0: (x, self.columns), 1: (0, x + 1)}.get(how, (0, self.columns))
+        self._blank(self.cursor.y, start, stop)
+
+    def erase_in_display(self, how: int = 0, *args, **kwargs) -> None:  # CSI J
+        y = self.cursor.y
+        rows = {0: range(y + 1, self.lines), 1: range(y)}.get(how, range(self.lines))
+        for row in rows:
+            self.buffer.pop(row, None)
+        self.dirty.update(rows)
+        if how in (0, 1):
+            self.erase_in_line(how)
+
     def repeat_last(self, count: int | None = None) -> None:  # CSI b (REP)
-        self.draw(self._last_char * min(count or 1, self.columns * self.lines))
+        # at most to the end of the row, as tmux does: 8 bytes must not draw a whole screen
+        self.draw(self._last_char * min(count or 1, max(self.columns - self.cursor.x, 0)))
+
+    # -- rows: one rebuild of the row map per scroll or line edit, whatever the count (pyte
+    # moved the rows one by one, and scrolled once per linefeed)
+    def _shift_rows(self, start: int, stop: int, n: int) -> None:
+        """Rows start..stop (inclusive) move by n (down if positive); rows pushed out of that
+        span are gone, the rows left behind are blank; rows outside it stay."""
+        buf = self.buffer
+        moved = {(y + n if start <= y <= stop else y): row for y, row in buf.items()
+                 if not start <= y <= stop or start <= y + n <= stop}
+        buf.clear()
+        buf.update(moved)
+        self.dirty.update(range(start, stop + 1))
+
+    def _region(self) -> tuple[int, int]:
+        return tuple(self.margins) if self.margins else (0, self.lines - 1)
+
+    def index(self) -> None:
+        top, bottom = self._region()
+        if self.cursor.y == bottom:
+            self._shift_rows(top, bottom, -1)
+        else:
+            self.cursor_down()
+
+    def reverse_index(self) -> None:
+        top, bottom = self._region()
+        if self.cursor.y == top:
+            self._shift_rows(top, bottom, 1)
+        else:
+            self.cursor_up()
+
+    def linefeeds(self, count: int) -> None:
+        """`count` linefeeds in a row: the cursor goes down, the rest scrolls, at once."""
+        top, bottom = self._region()
+        y = self.cursor.y
+        if y > bottom or y < top:
+            self.cursor.y = min(y + count, self.lines - 1)
+        else:
+            down = min(count, bottom - y)
+            self.cursor.y = y + down
+            if count > down:
+                self._shift_rows(top, bottom, -min(count - down, bottom - top + 1))
+        if mo.LNM in self.mode:
+            self.carriage_return()
+
+    def insert_lines(self, count: int | None = None) -> None:  # CSI L
+        top, bottom = self._region()
+        if top <= self.cursor.y <= bottom:
+            self._shift_rows(self.cursor.y, bottom, min(count or 1, self.lines))
+            self.carriage_return()
+
+    def delete_lines(self, count: int | None = None) -> None:  # CSI M
+        top, bottom = self._region()
+        if top <= self.cursor.y <= bottom:
+            self._shift_rows(self.cursor.y, bottom, -min(count or 1, self.lines))
+            self.carriage_return()
 
     def select_graphic_rendition(self, *attrs: int) -> None:
         pass  # text only

@@ -57,6 +57,7 @@ class PaneWatch:
     since: float = 0.0
     last_classified: float = 0.0
     window_bytes: int = 0              # bytes parsed since the last sweep
+    window_parse: float = 0.0          # seconds spent parsing them
     flooding: bool = False             # over budget: bytes are read and dropped
     need_seed: bool = True
     last_byte: float = 0.0
@@ -228,16 +229,24 @@ class Sidecar:
             self._want_read(w, now)
             return
         if w.flooding:
-            return  # dropped; re-seeded from capture-pane once the flood stops
+            return  # dropped; the screen is tmux's, re-read every sweep until the flood stops
         if w.window_bytes + len(data) > self.config.flood_bytes:
-            w.flooding = True
-            log.info("%s: flood (> %d bytes a sweep): dropping bytes until it stops",
-                     pane_id, self.config.flood_bytes)
+            self._flood(w, f"> {self.config.flood_bytes} bytes a sweep")
             return
         w.window_bytes += len(data)
+        started = time.perf_counter()
         w.screen.feed(data)
+        w.window_parse += time.perf_counter() - started
+        if w.window_parse > self.config.flood_seconds:
+            self._flood(w, f"> {self.config.flood_seconds * 1000:.0f} ms of parsing a sweep")
         if pane_id not in self._due:
             self._due[pane_id] = max(now + self.config.settle, w.last_classified + self.config.min_gap)
+
+    def _flood(self, w: PaneWatch, why: str) -> None:
+        """Too much to parse (bytes or time): drop this pane's bytes and take tmux's own
+        rendering every sweep instead (tmux parsed them already), until it is quiet."""
+        w.flooding = True
+        log.info("%s: flood (%s): its screen is read from tmux until it stops", w.info.pane_id, why)
 
     def _want_read(self, w: PaneWatch, now: float) -> None:
         """Pipe intake: this pane's screen changed; read it with the others at the next read."""
@@ -437,7 +446,7 @@ class Sidecar:
         self._seed(batch)
         now = time.monotonic()
         for w in self.panes.values():
-            w.window_bytes = 0
+            w.window_bytes, w.window_parse = 0, 0.0
             if w.screen.dirty and self._worth_classifying(w, now):
                 self._classify(w)
             self._publish_pane(w, batch)
@@ -504,12 +513,13 @@ class Sidecar:
         now = time.monotonic()
         want, fresh = [], []
         for w in self.panes.values():
-            if w.flooding and now - w.last_byte >= self.config.settle * 2:
-                w.flooding, w.need_seed = False, True
+            if w.flooding:  # every sweep: tmux's screen now, and parsing again once quiet
+                w.need_seed = True
+                w.flooding = now - w.last_byte < self.config.settle * 2
             if isinstance(w.screen, CapturedScreen):
                 if w.need_seed:
                     fresh.append(w)
-            elif w.need_seed and not w.flooding:
+            elif w.need_seed:
                 want.append(w)
         if fresh:
             screens = self.tmux.capture([w.info.pane_id for w in fresh], escapes=False)
@@ -522,8 +532,9 @@ class Sidecar:
         before = {}
         for w in want:  # a fresh FIFO, piped in the moment of the capture: it holds exactly
             # the bytes that come after it (what the old FIFO holds is in the capture)
-            if w.info.recording:  # `record` has the pipe, teeing into our FIFO: keep it; a
-                # byte printed between this drain and the capture is parsed twice
+            if w.flooding or w.info.recording:  # its bytes are dropped anyway, or `record`
+                # has the pipe (teeing into our FIFO: kept; a byte printed between this drain
+                # and the capture is parsed twice)
                 self.intake.read(w.info.pane_id, PIPE_DRAIN)
                 continue
             pipe = Batch()

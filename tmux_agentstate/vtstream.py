@@ -15,28 +15,32 @@ import codecs
 import re
 from typing import Protocol
 
-# One token at a time, tried in order. Text excludes C0/C1 controls and DEL.
+# One token at a time, tried in order. Text excludes C0/C1 controls and DEL. A string
+# sequence (OSC, DCS, APC, PM, SOS) is only opened here; its body is found by `_string`.
 _TOKEN = re.compile(
     r"(?P<text>[^\x00-\x1f\x7f-\x9f]+)"
     r"|\x1b\[(?P<cp>[<=>?]?)(?P<cargs>[0-9:;<=>?]*)(?P<ci>[ -/]*)(?P<cf>[@-~])"
-    r"|\x1b\](?P<osc>[^\x07\x1b]*)(?:\x07|\x1b\\)"
-    r"|\x1bP(?:[^\x1b]|\x1b[^\\])*\x1b\\"               # DCS: to ST, any other ESC inside is data
-    r"|\x1b[_^X][^\x1b\x18\x1a]*(?=[\x1b\x18\x1a])"       # APC / PM / SOS: to the next ESC, CAN or SUB
+    r"|\x1b(?P<str>[\]P_^X])"
     r"|\x1b(?P<ei>[ -/]*)(?P<ef>(?![\[\]P_^X])[0-~])"
+    r"|(?P<lfs>\n\n+)"
     r"|(?P<ctl>[\x00-\x1a\x1c-\x1f\x7f-\x9f])",
     re.S,
 )
 # What an unfinished sequence at the end of a chunk can look like: wait for more bytes.
-_PARTIAL = re.compile(
-    r"\x1b(?:\[[0-9:;<=>?]*[ -/]*|\][^\x07\x1b]*\x1b?|P(?:[^\x1b]|\x1b[^\\])*\x1b?|[_^X][^\x1b\x18\x1a]*"
-    r"|[ -/]*)?\Z",
-    re.S,
-)
+_PARTIAL = re.compile(r"\x1b(?:\[[0-9:;<=>?]*[ -/]*|[ -/]*)?\Z", re.S)
+# Where each kind of string ends (CAN and SUB abort any): an OSC at BEL or an ESC (ST, or
+# the start of the next sequence); a DCS at ST alone (tmux passthrough doubles the ESCs of
+# its payload); APC, PM and SOS at any ESC, as tmux ends them.
+_STRING_END = {"]": re.compile(r"[\x07\x1b\x18\x1a]"), "P": re.compile(r"\x1b\\|[\x18\x1a]"),
+               "_": re.compile(r"[\x1b\x18\x1a]"), "^": re.compile(r"[\x1b\x18\x1a]"),
+               "X": re.compile(r"[\x1b\x18\x1a]")}
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_G_TEXT, _G_CP, _G_CARGS, _G_CI, _G_CF, _G_OSC, _G_EI, _G_EF, _G_CTL = (
-    _TOKEN.groupindex[g] for g in ("text", "cp", "cargs", "ci", "cf", "osc", "ei", "ef", "ctl"))
+_G_TEXT, _G_CP, _G_CARGS, _G_CI, _G_CF, _G_STR, _G_EI, _G_EF, _G_LFS, _G_CTL = (
+    _TOKEN.groupindex[g] for g in ("text", "cp", "cargs", "ci", "cf", "str", "ei", "ef", "lfs", "ctl"))
 _NUMERIC = re.compile(r"[0-9:;]*\Z")
-_MAX_PENDING = 64 * 1024  # a "sequence" longer than this is garbage: drop its ESC and go on
+_MAX_PENDING = 4096  # a CSI or ESC sequence longer than this is garbage: drop its ESC, go on
+_MAX_ARGS = 64       # CSI parameters longer than this (ESC[99999999…@) are ignored whole
+_OSC_MAX = 4096      # an OSC's payload kept (a title, a state); the rest is read and dropped
 
 _CSI = {
     "@": "insert_characters", "A": "cursor_up", "B": "cursor_down", "C": "cursor_forward",
@@ -56,6 +60,7 @@ _CTL = {"\r": "carriage_return", "\n": "linefeed", "\x0b": "linefeed", "\x0c": "
 
 class ScreenEvents(Protocol):
     def draw(self, text: str) -> None: ...
+    def linefeeds(self, count: int) -> None: ...
     def osc(self, code: str, payload: str) -> None: ...
 
 
@@ -66,6 +71,8 @@ class ByteStream:
         self.screen = screen
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending = ""
+        # an open string sequence: [kind, payload pieces, payload size, ESC last (DCS)]
+        self._string: list | None = None
         self.errors = 0          # sequences a screen method refused; counted, never raised
         self.replacements = 0    # U+FFFD produced by decoding (invalid UTF-8)
         self.truncated_tail = False
@@ -83,19 +90,29 @@ class ByteStream:
         """End of input: a truncated UTF-8 sequence becomes U+FFFD, a cut-off escape is dropped."""
         self.truncated_tail = bool(self._decoder.getstate()[0])
         self.feed(b"", final=True)
-        self._pending = ""
+        self._pending, self._string = "", None
 
     def feed_text(self, text: str) -> None:
+        """Every character is looked at a bounded number of times, whatever the input: a
+        string sequence is searched for its end once (C speed), across chunks if need be."""
         if self._pending:
             text, self._pending = self._pending + text, ""
-        if "m" in text and not ("\x1b^" in text or "\x1bX" in text or "\x1b_" in text):
+        pos, end = 0, len(text)
+        if self._string is not None:
+            try:
+                pos = self._string_body(text, 0)
+            except Exception:  # noqa: BLE001 - as below: garbage must not crash us
+                self._string, pos = None, 0
+                self.errors += 1
+        if ("m" in text and self._string is None
+                and not ("\x1b^" in text or "\x1bX" in text or "\x1b_" in text)):
             # SGR is a fifth of all tokens in real captures and changes no text: drop it in one
             # C-level pass (this also joins the text runs it split). Not where an APC/PM/SOS
             # string starts: an SGR's ESC ends such a string, as in tmux
-            text = _SGR.sub("", text)
-        draw, ctl, csi, osc = self.screen.draw, self._ctl, self._csi, self.screen.osc
+            text = text[:pos] + _SGR.sub("", text[pos:])
+            end = len(text)
+        draw, ctl, csi = self.screen.draw, self._ctl, self._csi
         match = _TOKEN.match
-        pos, end = 0, len(text)
         while pos < end:
             m = match(text, pos)
             if m is None:
@@ -116,16 +133,43 @@ class ByteStream:
                         fn()
                 elif kind == _G_CF:
                     csi(*m.group(_G_CP, _G_CARGS, _G_CI, _G_CF))
-                elif kind == _G_OSC:
-                    code, _, payload = m.group(_G_OSC).partition(";")
-                    osc(code, payload)
+                elif kind == _G_LFS:  # a run of linefeeds: one scroll, not one each
+                    self.screen.linefeeds(m.end() - m.start())
+                elif kind == _G_STR:
+                    self._string = [m.group(_G_STR), [], 0, False]
+                    pos = self._string_body(text, pos)
                 elif kind == _G_EF:
                     if not m.group(_G_EI) and m.group(_G_EF) in _ESC:
                         getattr(self.screen, _ESC[m.group(_G_EF)])()
-                # DCS/APC/PM/SOS strings (no group) are skipped whole. tmux ends APC/PM/SOS at
-                # any ESC (an `ESC ^` can be an ESC followed by a tty's echo of "^[…")
             except Exception:  # pyte raises on some out-of-range params; garbage must not crash us
                 self.errors += 1
+
+    def _string_body(self, text: str, pos: int) -> int:
+        """Go on with the open string sequence from `pos`: where the text after it starts
+        (len(text) if it is still open: its body so far is kept, an OSC's up to _OSC_MAX)."""
+        st = self._string
+        kind = st[0]
+        if kind == "P" and st[3] and text.startswith("\\", pos):  # ST cut between chunks
+            self._string = None
+            return pos + 1
+        m = _STRING_END[kind].search(text, pos)
+        stop = m.start() if m else len(text)
+        if kind == "]" and st[2] < _OSC_MAX:
+            piece = text[pos:min(stop, pos + _OSC_MAX - st[2])]
+            st[1].append(piece)
+            st[2] += len(piece)
+        if m is None:
+            st[3] = text.endswith("\x1b")
+            return len(text)
+        self._string = None
+        ender = m.group()
+        if ender in "\x18\x1a":
+            return m.end()  # CAN / SUB: the string is abandoned
+        if kind == "]":
+            code, _, payload = "".join(st[1]).partition(";")
+            self.screen.osc(code, payload)
+        # BEL and a DCS's ST are part of the string; any other ESC starts what follows
+        return m.end() if ender == "\x07" or kind == "P" else m.start()
 
     def _csi(self, private: str, args: str, inter: str, final: str) -> None:
         fn = self._csi_fns.get(final)
@@ -133,6 +177,8 @@ class ByteStream:
             return  # kitty keyboard, modifyOtherKeys, cursor style, unknown finals: no effect
         if not args:
             params = ()
+        elif len(args) > _MAX_ARGS:
+            return
         elif args.isdigit():
             params = (min(int(args), 9999),)
         elif _NUMERIC.match(args):

@@ -366,3 +366,35 @@ def test_costly_output_in_one_pane_does_not_lag_the_others(tmux_server, sidecar,
     wait_for(lambda: tmux_server.state(flood) == "blocked", timeout=20,
              message="the flooding pane's own prompt, after it")
     assert "flood" in (sc.runtime_dir() / "sidecar.log").read_text()
+
+
+@pytest.mark.parametrize("intake", ["emulate", "pipe"])
+@pytest.mark.parametrize("how", ["replace", "toggle"])
+def test_another_programs_pipe_after_adoption_is_never_replaced(tmux_server, sidecar, tmp_path,
+                                                                intake, how):
+    """Issue 10, item 4: another program pipes a pane we already pipe (`pipe-pane -O`), or
+    toggles with `-o` (which closes ours and opens nothing: their second toggle opens theirs).
+    We never take the pane back, and read its screen from tmux: its prompt is still seen
+    (was frozen), and their pipe gets the output."""
+    fx = pick("blocked", "claude")
+    log = tmp_path / "their.log"
+    sc = sidecar(intake=intake).start()
+    pane = tmux_server.new_pane(
+        f"env AGENTSTATE_AGENT=claude sh -c 'stty -echo; echo started; read x; cat {fx.path}; "
+        f"exec sleep 600'", rows=fx.rows, cols=fx.cols)
+    wait_for(lambda: tmux_server.option(pane, "@agentstate_pipe"), message="our pipe on")
+    time.sleep(1.5)  # settled: our pipe's process runs
+    if how == "replace":
+        tmux_server.cmd("pipe-pane", "-O", "-t", pane, f"cat >> {log}")
+    else:
+        tmux_server.cmd("pipe-pane", "-o", "-t", pane, f"cat >> {log}")  # closes ours only
+        wait_for(lambda: tmux_server.option(pane, "@agentstate_pipe") == "", message="let go")
+        tmux_server.cmd("pipe-pane", "-o", "-t", pane, f"cat >> {log}")  # opens theirs
+    wait_for(lambda: tmux_server.option(pane, "@agentstate_pipe") == "", message="ours let go")
+    tmux_server.cmd("send-keys", "-t", pane, "Enter")
+    wait_for(lambda: tmux_server.state(pane) == "blocked", message="the prompt, from tmux's screen")
+    wait_for(lambda: log.exists() and log.stat().st_size > 1000, message="their pipe gets the output")
+    assert tmux_server.option(pane, "pane_pipe") == "1"
+    time.sleep(1.0)
+    assert tmux_server.option(pane, "@agentstate_pipe") == ""  # and we did not pipe it again
+    assert [p["mode"] for p in sc.status()["panes"]] == ["capture"]

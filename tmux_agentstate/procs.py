@@ -64,6 +64,18 @@ def foreground_key(pane_pid: int) -> tuple[int, bytes] | None:
     return pgid, stat[stat.find(b"(") + 1:stat.rfind(b")")]
 
 
+def stdout_targets(pids) -> dict[str, int]:
+    """{what each process's stdout is (a path, a pipe:[…]): pid}, for these processes: one
+    readlink each (the tmux server's `pipe-pane` children write their FIFO as stdout)."""
+    out = {}
+    for pid in pids or ():
+        try:
+            out[os.readlink(f"/proc/{pid}/fd/1")] = pid
+        except OSError:
+            continue  # gone, or not ours to read
+    return out
+
+
 def child_pids(pid: int) -> frozenset | None:
     """A process's children: one read of /proc/<pid>/task/<pid>/children where the kernel
     has it (psutil would scan every process); None when the process is gone."""

@@ -60,6 +60,7 @@ class PaneWatch:
     window_parse: float = 0.0          # seconds spent parsing them
     flooding: bool = False             # over budget: bytes are read and dropped
     need_seed: bool = True
+    piped_at: float = 0.0              # when our pipe was last set on it (monotonic)
     last_byte: float = 0.0
     unread: bool = False               # pipe: bytes came since its screen was last read
     published: dict = field(default_factory=dict)
@@ -334,6 +335,8 @@ class Sidecar:
         changed), or a watched pane was resized (its tty's size)."""
         if self.config.intake == "capture" or now >= self._next_listing:
             return True
+        if any(w.mode == "capture" for w in self.panes.values()):
+            return True  # another program pipes one: its screen comes with the listing
         if self._server_pid and procs.child_pids(self._server_pid) != self._children:
             return True
         for pane_id, (pane_pid, key) in self._foregrounds.items():
@@ -409,9 +412,8 @@ class Sidecar:
                 w.info = info
                 if info.pane_id in screens:
                     w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
-            if w.piped and info.piped is False and not w.need_seed:
-                w.need_seed = True  # our pipe was closed under us (another plugin?): re-pipe
-                self._attach(w, batch)
+            if w.piped and not w.need_seed and info.piped is False:
+                self._pipe_taken(w, batch, "closed")
         wall = time.time()
         ours = self.tmux.control_session
         for info in panes:  # focusing a pane marks it seen: shown by a client of its session
@@ -429,14 +431,36 @@ class Sidecar:
             del self._identity[gone]
             self._fg.pop(gone, None)
             self.notifier.forget(gone)
+        children = procs.child_pids(self._server_pid) if self._server_pid else None
+        self._check_pipes(children, batch)
         self._apply(batch)  # pipes first, so no byte is lost between the capture and the pipe
         self._foregrounds = {info.pane_id: (info.pane_pid, self._identity[info.pane_id][0])
                              for info in panes if info.pane_id in self._identity}
-        if self._server_pid:
-            self._children = procs.child_pids(self._server_pid)
+        self._children = children
         now = time.monotonic()
         self._next_listing = now + self.config.listing_every
         self._settle()
+
+    def _check_pipes(self, children, batch: Batch) -> None:
+        """A pane we pipe whose FIFO no process of the server writes any more: another
+        program's `pipe-pane` replaced or closed ours (a `-o` toggle included). Never take the
+        pane back: it is read from tmux's rendering from now on (capture mode)."""
+        writing = procs.stdout_targets(children)
+        settled = time.monotonic() - 1.0  # our own pipe's `cat` starts a moment after it is set
+        for w in list(self.panes.values()):
+            if (w.piped and not w.need_seed and not w.info.recording and w.piped_at < settled
+                    and os.path.realpath(self.intake.path_for(w.info.pane_id)) not in writing):
+                self._pipe_taken(w, batch, "replaced or closed")
+
+    def _pipe_taken(self, w: PaneWatch, batch: Batch, how: str) -> None:
+        log.info("%s (%s): our pipe was %s by another program; reading tmux's screen instead",
+                 w.info.pane_id, w.info.address, how)
+        w.mode = "capture"
+        w.screen = CapturedScreen(w.info.height, w.info.width)
+        w.need_seed = True  # a plain capture, this sweep
+        w.flooding = False
+        self.intake.close(w.info.pane_id)
+        batch.set_pane(w.info.pane_id, "@agentstate_pipe", None)
 
     def _settle(self) -> None:
         """Seed, classify what changed, publish: the end of every sweep."""
@@ -506,6 +530,7 @@ class Sidecar:
             return
         fifo = self.intake.open(info.pane_id)
         batch.pipe_to_fifo(info.pane_id, str(fifo))
+        w.piped_at = time.monotonic()
 
     def _seed(self, batch: Batch) -> None:
         """Screens that must come from tmux now: emulated panes that are new, resized or past
@@ -540,6 +565,7 @@ class Sidecar:
             pipe = Batch()
             pipe.pipe_to_fifo(w.info.pane_id, str(self.intake.open(w.info.pane_id)))
             before[w.info.pane_id] = pipe.commands
+            w.piped_at = now
         views = self.tmux.capture_views([w.info.pane_id for w in want], escapes=True, before=before)
         for w in want:
             view = views.get(w.info.pane_id)

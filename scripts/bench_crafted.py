@@ -39,6 +39,8 @@ def cases(mb: int) -> dict[str, bytes]:
         "REP": b"a\x1b[9999b" * (n // 8),
         "LF only": b"\n" * n,
         "text + LF": b"x\n" * (n // 2),
+        "text + CR LF (a tty's)": b"x\r\n" * (n // 3),
+        "log lines + CR LF": b"2026-12-03 12:00:00 INFO request served in 3 ms\r\n" * (n // 50),
         "LF in a scroll region": b"\x1b[5;20r\x1b[20H" + b"x\n" * (n // 2),
         "wide": "界".encode() * (n // 3),
         "combining": ("a" + "\u0301" * 50).encode() * (n // 101),

@@ -171,11 +171,15 @@ EDITS = [
     b"one\r\ntwo\r\nthree\x1b[H\x1bM\x1bMtop\x1b[5;1H" + b"\n" * 40 + b"end",
     b"\x1b[1;38Hxy\x1b[9999b\r\nab\x1b[3b|\x1b[2;1H\x1b[4h\xe7\x95\x8c\xe7\x95\x8cwide",
     b"fill the row with text and more\r\x1b[2C\x1b[4h" + b"i" * 45 + b"\x1b[4l\r\n\x1b[2J\x1b[3;3Hafter clear",
+    b"a long first row that stays\r\nb\x1b[2;2H" + b"".join(b"line %d\r\n" % i for i in range(9))
+    + b"\r\n\r\nx" * 2 + b"\x1b[2;4r\x1b[3;5H" + b"".join(b"r%d\r\n" % i for i in range(6)) + b"\x1b[r",
+    b"\x1b[5;1H" + b"".join(b"%d\r\n" % i for i in range(1000)) + b"\x1b[1;1Hover\r\n" + b"y" * 45 + b"\r\nz\r\n",
 ]
 
 
 @pytest.mark.parametrize("data", EDITS, ids=["insert-mode", "ich-dch-ech-el", "il-dl-region",
-                                             "scroll-runs", "rep-wide-insert", "insert-wrap"])
+                                             "scroll-runs", "rep-wide-insert", "insert-wrap",
+                                             "line-blocks", "line-blocks-scrolled"])
 def test_row_and_line_edits_match_tmux(tmux_server, tmp_path, data):
     path = tmp_path / "bytes"
     path.write_bytes(data)
@@ -185,3 +189,33 @@ def test_row_and_line_edits_match_tmux(tmux_server, tmp_path, data):
     for chunk in (None, 1, 3):
         got = feed_all(data, 5, 40, chunk).rows()
         assert got[:len(want)] == want, (chunk, got, want)
+
+
+def test_line_blocks_drawn_at_once_equal_drawn_one_by_one(monkeypatch):
+    """The batch of plain CR LF lines gives the screen the same rows and cursor as drawing them
+    one by one, on every real fixture and on mutated ones."""
+    import random
+
+    from tmux_agentstate import screen as sc
+    from tmux_agentstate.fixtures import load_index
+
+    def one_by_one(self, lines):
+        for line in lines:
+            if line:
+                self.draw(line)
+            self.carriage_return()
+            self.linefeed()
+
+    rng = random.Random(5)
+    inputs = []
+    for fx in load_index():
+        data = fx.path.read_bytes()
+        inputs.append((fx.id, data, fx.rows, fx.cols))
+        cut = rng.randrange(len(data))
+        lines = b"".join(b"log line %d\r\n" % i for i in range(rng.randrange(1, 80)))
+        inputs.append((fx.id + "+lines", data[:cut] + lines + data[cut:], fx.rows, fx.cols))
+    batched = {i: (s.rows(), s.cursor) for i, d, r, c in inputs for s in [sc.replay(d, r, c)]}
+    monkeypatch.setattr(sc._Cells, "draw_lines", one_by_one)
+    for i, d, r, c in inputs:
+        s = sc.replay(d, r, c)
+        assert (s.rows(), s.cursor) == batched[i], i

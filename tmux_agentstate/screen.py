@@ -242,6 +242,41 @@ class _Cells(pyte.Screen):
         if mo.LNM in self.mode:
             self.carriage_return()
 
+    def draw_lines(self, lines: list[str]) -> None:
+        """Printable ASCII lines, each followed by CR LF: as drawn one by one, but with one
+        scroll for the whole block and only the lines that stay on screen written (a log of
+        short lines cost one row-map rebuild per line)."""
+        top, bottom = self._region()
+        cols = self.columns
+        if (mo.IRM in self.mode or mo.LNM in self.mode or not top <= self.cursor.y <= bottom
+                or any(len(line) > cols for line in lines)):
+            for line in lines:  # the general way: wraps, insert mode, outside the region
+                if line:
+                    self.draw(line)
+                self.carriage_return()
+                self.linefeed()
+            return
+        if lines[0]:
+            self.draw(lines[0])  # from the cursor's column, maybe wrapping
+        self.carriage_return()
+        self.linefeed()
+        rest, y = lines[1:], self.cursor.y
+        k = len(rest)
+        if not k:
+            return
+        scrolls = max(0, y + k - bottom)  # linefeeds that find the cursor on the bottom row
+        if scrolls:
+            self._shift_rows(top, bottom, -min(scrolls, bottom - top + 1))
+        for i, line in enumerate(rest):
+            # written at row min(y+i, bottom), then moved up by the scrolls after it
+            row = min(y + i, bottom) - max(0, y + k - max(y + i, bottom))
+            if row >= top and line:
+                self.buffer[row].update(zip(range(len(line)), map(_CELLS.__getitem__, line)))
+                self.dirty.add(row)
+        self.cursor.x = 0
+        self.cursor.y = min(y + k, bottom)
+        self._last_char = next((line[-1] for line in reversed(lines) if line), self._last_char)
+
     def insert_lines(self, count: int | None = None) -> None:  # CSI L
         top, bottom = self._region()
         if top <= self.cursor.y <= bottom:

@@ -18,7 +18,8 @@ from typing import Protocol
 # One token at a time, tried in order. Text excludes C0/C1 controls and DEL. A string
 # sequence (OSC, DCS, APC, PM, SOS) is only opened here; its body is found by `_string`.
 _TOKEN = re.compile(
-    r"(?P<text>[^\x00-\x1f\x7f-\x9f]+)"
+    r"(?P<lines>(?:[ -~]*\r\n){2,})"  # plain lines, as a tty's ONLCR delivers them: one batch
+    r"|(?P<text>[^\x00-\x1f\x7f-\x9f]+)"
     r"|\x1b\[(?P<cp>[<=>?]?)(?P<cargs>[0-9:;<=>?]*)(?P<ci>[ -/]*)(?P<cf>[@-~])"
     r"|\x1b(?P<str>[\]P_^X])"
     r"|\x1b(?P<ei>[ -/]*)(?P<ef>(?![\[\]P_^X])[0-~])"
@@ -35,8 +36,9 @@ _STRING_END = {"]": re.compile(r"[\x07\x1b\x18\x1a]"), "P": re.compile(r"\x1b\\|
                "_": re.compile(r"[\x1b\x18\x1a]"), "^": re.compile(r"[\x1b\x18\x1a]"),
                "X": re.compile(r"[\x1b\x18\x1a]")}
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_G_TEXT, _G_CP, _G_CARGS, _G_CI, _G_CF, _G_STR, _G_EI, _G_EF, _G_LFS, _G_CTL = (
-    _TOKEN.groupindex[g] for g in ("text", "cp", "cargs", "ci", "cf", "str", "ei", "ef", "lfs", "ctl"))
+_G_LINES, _G_TEXT, _G_CP, _G_CARGS, _G_CI, _G_CF, _G_STR, _G_EI, _G_EF, _G_LFS, _G_CTL = (
+    _TOKEN.groupindex[g] for g in ("lines", "text", "cp", "cargs", "ci", "cf", "str", "ei", "ef",
+                                   "lfs", "ctl"))
 _NUMERIC = re.compile(r"[0-9:;]*\Z")
 _MAX_PENDING = 4096  # a CSI or ESC sequence longer than this is garbage: drop its ESC, go on
 _MAX_ARGS = 64       # CSI parameters longer than this (ESC[99999999…@) are ignored whole
@@ -61,6 +63,7 @@ _CTL = {"\r": "carriage_return", "\n": "linefeed", "\x0b": "linefeed", "\x0c": "
 class ScreenEvents(Protocol):
     def draw(self, text: str) -> None: ...
     def linefeeds(self, count: int) -> None: ...
+    def draw_lines(self, lines: list[str]) -> None: ...
     def osc(self, code: str, payload: str) -> None: ...
 
 
@@ -127,6 +130,8 @@ class ByteStream:
             try:
                 if kind == _G_TEXT:
                     draw(m.group(_G_TEXT))
+                elif kind == _G_LINES:
+                    self.screen.draw_lines(m.group(_G_LINES)[:-2].split("\r\n"))
                 elif kind == _G_CTL:
                     fn = ctl.get(m.group(_G_CTL))
                     if fn is not None:

@@ -32,6 +32,12 @@ CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", 
 CLIENT_FORMAT = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)  # "C": not a pane row
 
 
+# what a tmux client says when there is no server: none was running, its socket is gone, or
+# it ended while the client was connected (a kill-server racing our command)
+_SERVER_GONE = ("no server running", "error connecting", "No such file", "server exited",
+                "lost server")
+
+
 class TmuxError(RuntimeError):
     pass
 
@@ -338,7 +344,7 @@ class Tmux:
             raise TmuxError(str(e)) from None
         if res.returncode != 0:
             msg = " ".join(res.stderr) or f"tmux exited {res.returncode}"
-            if "no server running" in msg or "error connecting" in msg or "No such file" in msg:
+            if any(gone in msg for gone in _SERVER_GONE):
                 raise ServerGone(msg)
             raise TmuxError(msg)
         return res.stdout

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import TmuxServer, replay_command, wait_for
 from tmux_agentstate.fixtures import load_index
-from tmux_agentstate.runtime import RESTARTS_MAX, Runtime
+from tmux_agentstate.runtime import RESTARTS_MAX, Runtime, server_alive
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -252,6 +252,9 @@ def test_a_runtime_folder_goes_with_its_server(tmux_server, tmp_path):
         os.kill(_sidecar_pid(second, run), signal.SIGKILL)  # no sidecar left to clean up
         second_socket = second.tmux.socket()
         second.kill()
+        # kill-server returns before the server has quit; until then its socket answers and
+        # its folder is rightly kept
+        wait_for(lambda: not server_alive(second_socket), message="the server gone")
         assert folders[second.name].exists()
         third = TmuxServer(f"{tmux_server.name}-c")
         try:

@@ -52,14 +52,20 @@ STRINGS = [
 
 @pytest.mark.parametrize("data", STRINGS, ids=["echo-after-esc", "sos", "apc", "dcs", "can-sub"])
 def test_apc_pm_sos_and_dcs_strings_end_where_tmux_ends_them(tmux_server, tmp_path, data):
+    assert_screen_like_tmux(tmux_server, tmp_path, data)
+
+
+def assert_screen_like_tmux(tmux_server, tmp_path, data, rows=5, cols=40):
+    """`data` replayed in a real tmux pane and in our screen (whole, byte by byte, in 3-byte
+    chunks) shows the same rows."""
     path = tmp_path / "bytes"
     path.write_bytes(data)
-    pane = tmux_server.new_pane(f"sh -c 'stty raw -echo; cat {path}; exec sleep 600'", rows=5, cols=40)
+    pane = tmux_server.new_pane(f"sh -c 'stty raw -echo; cat {path}; exec sleep 600'", rows=rows, cols=cols)
     wait_for(lambda: tmux_server.option(pane, "pane_current_command") == "sleep", message="printed")
     want = [r.rstrip() for r in tmux_server.tmux.capture_one(pane, escapes=False)[pane].split("\n")]
     for chunk in (None, 1, 3):
-        got = feed_all(data, 5, 40, chunk).rows()
-        assert got[:len(want)] == want, (chunk, got)
+        got = feed_all(data, rows, cols, chunk).rows()
+        assert got[:len(want)] == want, (chunk, got, want)
 
 
 def test_colon_subparameters_print_no_stray_text():
@@ -181,14 +187,7 @@ EDITS = [
                                              "scroll-runs", "rep-wide-insert", "insert-wrap",
                                              "line-blocks", "line-blocks-scrolled"])
 def test_row_and_line_edits_match_tmux(tmux_server, tmp_path, data):
-    path = tmp_path / "bytes"
-    path.write_bytes(data)
-    pane = tmux_server.new_pane(f"sh -c 'stty raw -echo; cat {path}; exec sleep 600'", rows=5, cols=40)
-    wait_for(lambda: tmux_server.option(pane, "pane_current_command") == "sleep", message="printed")
-    want = [r.rstrip() for r in tmux_server.tmux.capture_one(pane, escapes=False)[pane].split("\n")]
-    for chunk in (None, 1, 3):
-        got = feed_all(data, 5, 40, chunk).rows()
-        assert got[:len(want)] == want, (chunk, got, want)
+    assert_screen_like_tmux(tmux_server, tmp_path, data)
 
 
 def test_line_blocks_drawn_at_once_equal_drawn_one_by_one(monkeypatch):

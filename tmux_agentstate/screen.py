@@ -149,24 +149,20 @@ class _Cells(pyte.Screen):
     # -- row edits: cells are a sparse dict (a missing cell is blank), so each edit is one pass
     # over the cells the row holds, in comprehensions: pyte's loops ran over every column
     def insert_characters(self, count: int | None = None) -> None:  # CSI @
-        y, x, cols = self.cursor.y, self.cursor.x, self.columns
-        n = min(count or 1, cols)
-        line = self.buffer[y]
-        self.dirty.add(y)
-        if line:
-            kept = {k: v for k, v in line.items() if k < x}
-            kept.update({k + n: v for k, v in line.items() if x <= k < cols - n})
-            line.clear()
-            line.update(kept)
+        self._shift_cells(min(count or 1, self.columns))
 
     def delete_characters(self, count: int | None = None) -> None:  # CSI P
+        self._shift_cells(-min(count or 1, self.columns))
+
+    def _shift_cells(self, n: int) -> None:
+        """The cursor row's cells from the cursor on move n columns (right if positive);
+        cells pushed past the row's end are gone, the columns left behind are blank."""
         y, x, cols = self.cursor.y, self.cursor.x, self.columns
-        n = min(count or 1, cols)
         line = self.buffer[y]
         self.dirty.add(y)
         if line:
             kept = {k: v for k, v in line.items() if k < x}
-            kept.update({k - n: v for k, v in line.items() if x + n <= k < cols})
+            kept.update({k + n: v for k, v in line.items() if k >= x and x <= k + n < cols})
             line.clear()
             line.update(kept)
 

@@ -383,8 +383,13 @@ def test_codex_launch_with_bypass_env_reports_blocked_then_idle(tmux_server, sid
         log = obs.dump()
         assert is_subsequence(["working", "blocked", "idle"], obs.states(t["t0"])), log
         events = obs.report_events(t["t0"])
-        assert is_subsequence(["UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
-                               "Stop"], events), log
+        # PostToolUse is not asserted: one fresh-clone CI run saw Codex end this turn (after a
+        # 10 s pause) with Stop and no PostToolUse report. The state must not hang on it - the
+        # screen turns the pane to working after the approval either way.
+        assert is_subsequence(["UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop"],
+                              events), log
+        if "PostToolUse" in events:
+            assert is_subsequence(["PermissionRequest", "PostToolUse", "Stop"], events), log
         assert any(rep.startswith("blocked ") and rep.endswith(":PermissionRequest")
                    for _, s, _, rep in obs.entries(t["t0"]) if s == "blocked"), log
         assert obs.entries()[-1][3].endswith(":Stop"), log

@@ -180,29 +180,50 @@ EDITS = [
     b"a long first row that stays\r\nb\x1b[2;2H" + b"".join(b"line %d\r\n" % i for i in range(9))
     + b"\r\n\r\nx" * 2 + b"\x1b[2;4r\x1b[3;5H" + b"".join(b"r%d\r\n" % i for i in range(6)) + b"\x1b[r",
     b"\x1b[5;1H" + b"".join(b"%d\r\n" % i for i in range(1000)) + b"\x1b[1;1Hover\r\n" + b"y" * 45 + b"\r\nz\r\n",
+    # lines ended by LF alone: the column goes on, long lines wrap, a full row leaves a wrap
+    # pending; then in a scroll region
+    b"top\r\nab\ncd\n" + b"x" * 40 + b"\nq\n" + b"long line " * 9 + b"\ne\r\nf\n"
+    + b"\x1b[2;4r\x1b[4;30H" + b"".join(b"w%d\n" % i for i in range(7)) + b"\x1b[r",
+    # controls that do nothing, inside text: the text around them is drawn as one
+    b"be\x07ll\x00s\x0e \x0fa\x7fnd\x1c w\xc2\x9bhistles\x07\x07\r\n\x07\x07x\x07",
+    # text with CR, BS and HT between: progress redrawn in place, overstrikes, tabs, a wide
+    # character backed over, BS from a pending wrap, a tab past the last stop
+    b"progress 10%\rprogress 20%\rdone\r\nab\x08\x08XY\tcol\t\tcol3\r\n"
+    + "界\x08x界\tz".encode() + b"\r\n" + b"y" * 40 + b"\x08\x08Z\r\n" + b"x" * 38 + b"\tT\t\tU"
+    + b"\r\n" + b"w" * 40 + b"\x1b[2DC",  # CUB from a pending wrap
+    # the saved cursor is one slot, kept by a restore; index and linefeed below the region
+    b"\x1b[2;5Hsaved\x1b7\x1b[4;1Hother\x1b8A\x1b8B\x1b[1;1H\x1b7\x1b[3;3H\x1b8C"
+    b"\x1b[1;3r\x1b[4;1Hbelow\x1bDx\x1bD\x1bDy\ny\x1bMr\x1b[r",
+    # runs of sequences back to back, as a TUI redraws
+    b"one\r\ntwo\r\nthree\x1b[H\x1b[3;3H\x1b[Kt\x1b[1;1H\x1b[2K\x1b[5Cmid\x1b[J\x1b[2;2H\x1b[1P\x1b[2@+",
 ]
 
 
 @pytest.mark.parametrize("data", EDITS, ids=["insert-mode", "ich-dch-ech-el", "il-dl-region",
                                              "scroll-runs", "rep-wide-insert", "insert-wrap",
-                                             "line-blocks", "line-blocks-scrolled"])
+                                             "line-blocks", "line-blocks-scrolled", "lf-lines",
+                                             "quiet-controls", "edits", "saved-cursor-index",
+                                             "sequence-runs"])
 def test_row_and_line_edits_match_tmux(tmux_server, tmp_path, data):
     assert_screen_like_tmux(tmux_server, tmp_path, data)
 
 
 def test_line_blocks_drawn_at_once_equal_drawn_one_by_one(monkeypatch):
-    """The batch of plain CR LF lines gives the screen the same rows and cursor as drawing them
-    one by one, on every real fixture and on mutated ones."""
+    """The batch of plain lines (CR LF, LF, wider than the screen) gives the screen the same rows
+    and cursor as drawing them one by one, on every real fixture and on mutated ones."""
     import random
 
+    from tmux_agentstate import cells
     from tmux_agentstate import screen as sc
     from tmux_agentstate.fixtures import load_index
 
-    def one_by_one(self, lines):
-        for line in lines:
-            if line:
-                self.draw(line)
-            self.carriage_return()
+    def one_by_one(self, block):
+        for part in block.split("\n")[:-1]:
+            text = part.removesuffix("\r")
+            if text:
+                self.draw(text)
+            if text != part:
+                self.carriage_return()
             self.linefeed()
 
     rng = random.Random(5)
@@ -211,10 +232,11 @@ def test_line_blocks_drawn_at_once_equal_drawn_one_by_one(monkeypatch):
         data = fx.path.read_bytes()
         inputs.append((fx.id, data, fx.rows, fx.cols))
         cut = rng.randrange(len(data))
-        lines = b"".join(b"log line %d\r\n" % i for i in range(rng.randrange(1, 80)))
+        lines = b"".join(b"log line %d%s\n" % (i, rng.choice([b"\r", b"", b" " * 150]))
+                         for i in range(rng.randrange(1, 80)))
         inputs.append((fx.id + "+lines", data[:cut] + lines + data[cut:], fx.rows, fx.cols))
     batched = {i: (s.rows(), s.cursor) for i, d, r, c in inputs for s in [sc.replay(d, r, c)]}
-    monkeypatch.setattr(sc._Cells, "draw_lines", one_by_one)
+    monkeypatch.setattr(cells.Cells, "draw_lines", one_by_one)
     for i, d, r, c in inputs:
         s = sc.replay(d, r, c)
         assert (s.rows(), s.cursor) == batched[i], i

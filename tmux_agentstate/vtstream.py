@@ -13,20 +13,35 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import Protocol
+from functools import partial
+from typing import Callable, Protocol
 
-# One token at a time, tried in order. Text excludes C0/C1 controls and DEL. A string
-# sequence (OSC, DCS, APC, PM, SOS) is only opened here; its body is found by `_string`.
+_PRINTABLE = r"[^\x00-\x1f\x7f-\x9f]"
+_CSI_SEQ = r"\x1b\[(?P<cp>[<=>?]?)(?P<cargs>[0-9:;<=>?]*)(?P<ci>[ -/]*)(?P<cf>[@-~])"
+_ESC_SEQ = r"\x1b(?P<ei>[ -/]*)(?P<ef>(?![\[\]P_^X])[0-~])"
+_CONTROL = r"(?P<ctl>[\x08\x09\x0b-\x0d])"  # the ones that move the cursor (LF: `lfs`)
+# One token at a time, tried in order; each is handed to the screen in one call, or its
+# pieces in a loop without the tokenizer in between. A string sequence (OSC, DCS, APC, PM,
+# SOS) is only opened here; its body is found by `_string_body`.
 _TOKEN = re.compile(
-    r"(?P<lines>(?:[ -~]*\r\n){2,})"  # plain lines, as a tty's ONLCR delivers them: one batch
-    r"|(?P<text>[^\x00-\x1f\x7f-\x9f]+)"
-    r"|\x1b\[(?P<cp>[<=>?]?)(?P<cargs>[0-9:;<=>?]*)(?P<ci>[ -/]*)(?P<cf>[@-~])"
+    r"(?P<lfs>\n+)"
+    r"|(?P<lines>(?:[ -~]*\r?\n){2,})"  # plain lines (LF or a tty's CR LF)
+    # text with CR, BS or HT between (progress lines, overstrikes, tabbed columns)
+    rf"|(?P<edits>{_PRINTABLE}*(?:[\r\x08\t]{_PRINTABLE}*)+)"
+    rf"|(?P<text>{_PRINTABLE}+)"
+    # text with controls that do nothing here (BEL, NUL, SO/SI, CAN, SUB, DEL, C1...) in it:
+    # one draw once they are removed
+    r"|(?P<quiet>[^\x08-\x0d\x1b]+)"
     r"|\x1b(?P<str>[\]P_^X])"
-    r"|\x1b(?P<ei>[ -/]*)(?P<ef>(?![\[\]P_^X])[0-~])"
-    r"|(?P<lfs>\n\n+)"
-    r"|(?P<ctl>[\x00-\x1a\x1c-\x1f\x7f-\x9f])",
+    # a run of escape sequences and cursor controls (a TUI's redraw is mostly these)
+    r"|(?P<seqs>(?:\x1b\[[<=>?]?[0-9:;<=>?]*[ -/]*[@-~]|\x1b[ -/]*(?![\[\]P_^X])[0-~]"
+    r"|[\x08\x09\x0b-\x0d])+)",
     re.S,
 )
+# One sequence of a `seqs` run: its pieces, to parse it into a call (once per distinct one).
+_SEQ = re.compile(rf"{_CSI_SEQ}|{_ESC_SEQ}|{_CONTROL}", re.S)
+_SEQ_SPLIT = re.compile(r"\x1b\[[^@-~]*[@-~]|\x1b[ -/]*.|.", re.S)
+_QUIET = re.compile(r"[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f-\x9f]+")
 # What an unfinished sequence at the end of a chunk can look like: wait for more bytes.
 _PARTIAL = re.compile(r"\x1b(?:\[[0-9:;<=>?]*[ -/]*|[ -/]*)?\Z", re.S)
 # Where each kind of string ends (CAN and SUB abort any): an OSC at BEL or an ESC (ST, or
@@ -36,13 +51,18 @@ _STRING_END = {"]": re.compile(r"[\x07\x1b\x18\x1a]"), "P": re.compile(r"\x1b\\|
                "_": re.compile(r"[\x1b\x18\x1a]"), "^": re.compile(r"[\x1b\x18\x1a]"),
                "X": re.compile(r"[\x1b\x18\x1a]")}
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_G_LINES, _G_TEXT, _G_CP, _G_CARGS, _G_CI, _G_CF, _G_STR, _G_EI, _G_EF, _G_LFS, _G_CTL = (
-    _TOKEN.groupindex[g] for g in ("lines", "text", "cp", "cargs", "ci", "cf", "str", "ei", "ef",
-                                   "lfs", "ctl"))
+_G_LFS, _G_LINES, _G_EDITS, _G_TEXT, _G_QUIET, _G_STR, _G_SEQS = (
+    _TOKEN.groupindex[g] for g in ("lfs", "lines", "edits", "text", "quiet", "str", "seqs"))
+_S_CP, _S_CARGS, _S_CI, _S_CF, _S_EI, _S_EF, _S_CTL = (
+    _SEQ.groupindex[g] for g in ("cp", "cargs", "ci", "cf", "ei", "ef", "ctl"))
 _NUMERIC = re.compile(r"[0-9:;]*\Z")
+_PLAIN_ARGS = re.compile(r"\d{1,4}(?:;\d{1,4})*\Z")
 _MAX_PENDING = 4096  # a CSI or ESC sequence longer than this is garbage: drop its ESC, go on
 _MAX_ARGS = 64       # CSI parameters longer than this (ESC[99999999…@) are ignored whole
 _OSC_MAX = 4096      # an OSC's payload kept (a title, a state); the rest is read and dropped
+_MAX_CALLS = 1024    # parsed sequences kept per pane (a hostile stream of distinct ones
+                     # refills it: each costs its parse, as without the cache)
+_ESC_RUN = re.compile(r"\x1b(?:\x1b+(?=\x1b))?")
 
 _CSI = {
     "@": "insert_characters", "A": "cursor_up", "B": "cursor_down", "C": "cursor_forward",
@@ -63,7 +83,8 @@ _CTL = {"\r": "carriage_return", "\n": "linefeed", "\x0b": "linefeed", "\x0c": "
 class ScreenEvents(Protocol):
     def draw(self, text: str) -> None: ...
     def linefeeds(self, count: int) -> None: ...
-    def draw_lines(self, lines: list[str]) -> None: ...
+    def draw_lines(self, block: str) -> None: ...
+    def draw_edits(self, run: str) -> None: ...
     def osc(self, code: str, payload: str) -> None: ...
 
 
@@ -82,6 +103,8 @@ class ByteStream:
         # bound methods, looked up once: dispatch is the hot path
         self._ctl = {ch: getattr(screen, name) for ch, name in _CTL.items()}
         self._csi_fns = {final: getattr(screen, name) for final, name in _CSI.items()}
+        self._esc = {final: getattr(screen, name) for final, name in _ESC.items()}
+        self._calls: dict[str, Callable | None] = {}
 
     def feed(self, data: bytes, final: bool = False) -> None:
         text = self._decoder.decode(data, final)
@@ -114,7 +137,8 @@ class ByteStream:
             # string starts: an SGR's ESC ends such a string, as in tmux
             text = text[:pos] + _SGR.sub("", text[pos:])
             end = len(text)
-        draw, ctl, csi = self.screen.draw, self._ctl, self._csi
+        screen, calls = self.screen, self._calls
+        draw, split = screen.draw, _SEQ_SPLIT.findall
         match = _TOKEN.match
         while pos < end:
             m = match(text, pos)
@@ -123,30 +147,45 @@ class ByteStream:
                 if len(text) - pos < _MAX_PENDING and _PARTIAL.match(text, pos):
                     self._pending = text[pos:]
                     return
-                pos += 1  # ...or garbage after an ESC: drop the ESC, keep the rest as text
+                # ...or garbage after an ESC: drop the ESC (all but the last of a run of
+                # them), keep the rest as text
+                run = _ESC_RUN.match(text, pos)
+                pos = run.end() if run else pos + 1
                 continue
             pos = m.end()
             kind = m.lastindex
+            if kind == _G_SEQS:
+                # a pane repeats a few sequences (cursor moves, erases) over and over: each
+                # distinct one is parsed once into a ready call
+                for seq in split(m.group(_G_SEQS)):
+                    call = calls.get(seq, False)
+                    if call is False:
+                        if len(calls) >= _MAX_CALLS:
+                            calls.clear()
+                        call = calls[seq] = self._call(seq)
+                    if call is not None:
+                        try:
+                            call()
+                        except Exception:  # pyte raises on some out-of-range params; garbage
+                            self.errors += 1  # must not crash us
+                continue
             try:
                 if kind == _G_TEXT:
                     draw(m.group(_G_TEXT))
+                elif kind == _G_EDITS:
+                    screen.draw_edits(m.group(_G_EDITS))
                 elif kind == _G_LINES:
-                    self.screen.draw_lines(m.group(_G_LINES)[:-2].split("\r\n"))
-                elif kind == _G_CTL:
-                    fn = ctl.get(m.group(_G_CTL))
-                    if fn is not None:
-                        fn()
-                elif kind == _G_CF:
-                    csi(*m.group(_G_CP, _G_CARGS, _G_CI, _G_CF))
+                    screen.draw_lines(m.group(_G_LINES))
                 elif kind == _G_LFS:  # a run of linefeeds: one scroll, not one each
-                    self.screen.linefeeds(m.end() - m.start())
+                    screen.linefeeds(m.end() - m.start())
+                elif kind == _G_QUIET:
+                    quiet = _QUIET.sub("", m.group(_G_QUIET))
+                    if quiet:
+                        draw(quiet)
                 elif kind == _G_STR:
                     self._string = [m.group(_G_STR), [], 0, False]
                     pos = self._string_body(text, pos)
-                elif kind == _G_EF:
-                    if not m.group(_G_EI) and m.group(_G_EF) in _ESC:
-                        getattr(self.screen, _ESC[m.group(_G_EF)])()
-            except Exception:  # pyte raises on some out-of-range params; garbage must not crash us
+            except Exception:  # as above
                 self.errors += 1
 
     def _string_body(self, text: str, pos: int) -> int:
@@ -176,24 +215,33 @@ class ByteStream:
         # BEL and a DCS's ST are part of the string; any other ESC starts what follows
         return m.end() if ender == "\x07" or kind == "P" else m.start()
 
-    def _csi(self, private: str, args: str, inter: str, final: str) -> None:
+    def _call(self, seq: str) -> Callable | None:
+        """The screen call a control, ESC or CSI sequence makes, parameters bound; None if it
+        has no effect here."""
+        m = _SEQ.match(seq)
+        kind = m.lastindex
+        if kind == _S_CTL:
+            return self._ctl.get(m.group(_S_CTL))
+        if kind == _S_EF:
+            return None if m.group(_S_EI) else self._esc.get(m.group(_S_EF))
+        private, args, inter, final = m.group(_S_CP, _S_CARGS, _S_CI, _S_CF)
         fn = self._csi_fns.get(final)
         if fn is None or inter or (private and private != "?"):
-            return  # kitty keyboard, modifyOtherKeys, cursor style, unknown finals: no effect
+            return None  # kitty keyboard, modifyOtherKeys, cursor style, unknown finals
         if not args:
             params = ()
         elif len(args) > _MAX_ARGS:
-            return
+            return None
         elif args.isdigit():
             params = (min(int(args), 9999),)
+        elif _PLAIN_ARGS.match(args):
+            params = tuple(map(int, args.split(";")))
         elif _NUMERIC.match(args):
             params = tuple(min(int(p.partition(":")[0] or 0), 9999) for p in args.split(";"))
         else:
-            return
+            return None
         if private:
             if final in "hl":
-                fn(*params, private=True)
-            elif final in "JK":
-                fn(*params)
-            return
-        fn(*params)
+                return partial(fn, *params, private=True)
+            return partial(fn, *params) if final in "JK" else None
+        return partial(fn, *params)

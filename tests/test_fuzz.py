@@ -33,3 +33,19 @@ def test_string_sequences_left_open_cost_one_pass():
         s.feed(chunk)
     s.flush()
     assert s.rows()[0].rstrip() == "after" and split.rows()[0] == ""
+
+
+def test_hostile_streams_grow_nothing_without_bound():
+    """Sequences repeated or all distinct keep what the stream and screen hold bounded: the
+    parsed-sequence cache refills at its size, a saved cursor is one slot (pyte's stack grew
+    with every ESC 7), and the screen still ends where a terminal would."""
+    from tmux_agentstate import vtstream
+    from tmux_agentstate.screen import PaneScreen
+    s = PaneScreen(24, 80)
+    s.feed(b"".join(b"\x1b[%d;%dH" % (i % 24 + 1, i % 80 + 1) for i in range(20000)))
+    s.feed(b"\x1b[5;10H" + b"\x1b7" * 20000 + b"\x1b[1;1Hx\x1b8y\x1b8z")
+    s.feed(b"\x1b_apc\x1bX sos \x1b^pm\x1a" * 5000 + b"!")
+    assert len(s._stream._calls) <= vtstream._MAX_CALLS
+    assert s._cells.savepoints == []
+    assert s.cursor == (4, 11)  # y, then z over it: both restores found the one saved place
+    assert s.rows()[4] == " " * 9 + "z!" and s.rows()[0] == "x"

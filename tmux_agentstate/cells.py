@@ -347,6 +347,15 @@ class Cells(pyte.Screen):
         """Rows start..stop (inclusive) move by n (down if positive); rows pushed out of that
         span are gone, the rows left behind are blank; rows outside it stay."""
         buf = self.buffer
+        self._stale = True
+        if n == 1:  # the usual count: no slices
+            del buf[stop]
+            buf.insert(start, self._blank)
+            return
+        if n == -1:
+            del buf[start]
+            buf.insert(stop, self._blank)
+            return
         k = min(abs(n), stop - start + 1)
         if n < 0:
             del buf[start:start + k]
@@ -354,7 +363,6 @@ class Cells(pyte.Screen):
         else:
             del buf[stop - k + 1:stop + 1]
             buf[start:start] = [self._blank] * k
-        self._stale = True
 
     def _region(self) -> tuple[int, int]:
         margins = self.margins

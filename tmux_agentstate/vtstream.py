@@ -32,6 +32,9 @@ _TOKEN = re.compile(
     # text with controls that do nothing here (BEL, NUL, SO/SI, CAN, SUB, DEL, C1...) in it:
     # one draw once they are removed
     r"|(?P<quiet>[^\x08-\x0d\x1b]+)"
+    # APC, PM and SOS strings that end in this chunk (at an ESC, CAN or SUB, as tmux ends
+    # them): a run of them is skipped at once; one still open is a `str`
+    r"|(?P<skip>(?:\x1b[_^X][^\x1b\x18\x1a]*(?:[\x18\x1a]|(?=\x1b)))+)"
     r"|\x1b(?P<str>[\]P_^X])"
     # a run of escape sequences and cursor controls (a TUI's redraw is mostly these)
     r"|(?P<seqs>(?:\x1b\[[<=>?]?[0-9:;<=>?]*[ -/]*[@-~]|\x1b[ -/]*(?![\[\]P_^X])[0-~]"
@@ -51,8 +54,9 @@ _STRING_END = {"]": re.compile(r"[\x07\x1b\x18\x1a]"), "P": re.compile(r"\x1b\\|
                "_": re.compile(r"[\x1b\x18\x1a]"), "^": re.compile(r"[\x1b\x18\x1a]"),
                "X": re.compile(r"[\x1b\x18\x1a]")}
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
-_G_LFS, _G_LINES, _G_EDITS, _G_TEXT, _G_QUIET, _G_STR, _G_SEQS = (
-    _TOKEN.groupindex[g] for g in ("lfs", "lines", "edits", "text", "quiet", "str", "seqs"))
+_G_LFS, _G_LINES, _G_EDITS, _G_TEXT, _G_QUIET, _G_SKIP, _G_STR, _G_SEQS = (
+    _TOKEN.groupindex[g] for g in ("lfs", "lines", "edits", "text", "quiet", "skip", "str",
+                                   "seqs"))
 _S_CP, _S_CARGS, _S_CI, _S_CF, _S_EI, _S_EF, _S_CTL = (
     _SEQ.groupindex[g] for g in ("cp", "cargs", "ci", "cf", "ei", "ef", "ctl"))
 _NUMERIC = re.compile(r"[0-9:;]*\Z")
@@ -182,6 +186,8 @@ class ByteStream:
                     quiet = _QUIET.sub("", m.group(_G_QUIET))
                     if quiet:
                         draw(quiet)
+                elif kind == _G_SKIP:
+                    pass
                 elif kind == _G_STR:
                     self._string = [m.group(_G_STR), [], 0, False]
                     pos = self._string_body(text, pos)

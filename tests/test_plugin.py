@@ -235,6 +235,26 @@ def test_a_sidecar_that_keeps_dying_is_left_down_and_says_so(tmux_server, run_di
     assert _sidecar_pid(srv, run_dir) == 0
 
 
+def test_kill_server_ends_the_server_after_a_killed_sidecar(tmux_server, tmp_path):
+    """The sidecar's control client dies with it. One left behind by `kill -9` could race a
+    `kill-server` right after: tmux 3.3a then waited on it for good, and the server never quit
+    (1 run in 5). Ten rounds of kill -9 and `kill-server`: each server ends."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    for n in range(10):
+        srv = TmuxServer(f"{tmux_server.name}-k{n}")
+        try:
+            assert _cli(srv, run, "start").returncode == 0
+            wait_for(lambda: "1" in srv.cmd("list-clients", "-F", "#{client_control_mode}"),
+                     message="the sidecar's control client")
+            socket = srv.tmux.socket()
+            os.kill(_sidecar_pid(srv, run), signal.SIGKILL)
+            srv.kill()
+            wait_for(lambda: not server_alive(socket), timeout=5, message=f"server {n} gone")
+        finally:
+            subprocess.run(["pkill", "-KILL", "-f", f"tmux -L {srv.name} "], capture_output=True)
+
+
 def test_a_runtime_folder_goes_with_its_server(tmux_server, tmp_path):
     """The sidecar removes its folder when the server ends; a folder left by a killed sidecar
     is removed by the next start on any server."""

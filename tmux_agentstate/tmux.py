@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shlex
-import subprocess
 import time
 from dataclasses import dataclass, field
 
 import libtmux
+
+from .control import ControlClient
 
 SEP = "\x1f"  # unit separator: cannot appear in tmux's escaped format output
 _MARKER = "\x1fagentstate-capture\x1f"  # starts each pane's block in a batched capture
@@ -171,120 +171,6 @@ class Batch:
 
     def __bool__(self) -> bool:
         return bool(self.commands)
-
-
-def control_quote(arg: str) -> str:
-    """One argument for tmux's own command parser (a control-mode line, not a shell): single
-    quotes stop `$VAR`, `~`, `;`, `{`, `#` comments; a quote itself goes in double quotes."""
-    return "'" + arg.replace("'", "'\"'\"'") + "'"
-
-
-class ControlClient:
-    """A persistent `tmux -C` client. A request is one line of `;`-separated commands; tmux
-    answers each command with its output between `%begin T N F` and `%end T N F` (`%error` if
-    it failed, and then skips the rest of the line). Lines between blocks are notifications
-    (`%session-changed`…), ignored, except `%exit`: the client is gone.
-
-    Attached with `ignore-size` (never sizes a window) and `no-output` (no `%output` copies of
-    pane bytes). The one thing it changes that a user can see: its session counts as attached
-    (`#{session_attached}`, "(attached)" in `tmux ls`) and it is listed by `list-clients`
-    (with `#{client_control_mode}` 1, which the sidecar skips)."""
-
-    TIMEOUT = 5.0
-
-    def __init__(self, argv: list[str]):
-        self.argv = argv          # tmux plus its -L/-S
-        self.proc: subprocess.Popen | None = None
-        self._buf, self._pos = b"", 0   # what tmux sent; read up to _pos
-        self.session: str | None = None
-
-    def connect(self, session: str) -> None:
-        self.close()
-        self.session = session
-        self.proc = subprocess.Popen(
-            [*self.argv, "-C", "attach-session", "-t", session, "-f", "ignore-size,no-output"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            bufsize=0, start_new_session=True)
-        self._buf, self._pos = b"", 0
-
-    @property
-    def connected(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def close(self) -> None:
-        if self.proc is not None:
-            try:
-                self.proc.stdin.close()
-                self.proc.wait(1)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-            self.proc.stdout.close()
-            self.proc = None
-
-    def run(self, commands: list[list[str]]) -> list[tuple[bool, str]]:
-        """(ok, output) per command that ran: all of them, or up to the first failure.
-        Raises ConnectionError if the client is gone or stops answering."""
-        if any("\n" in a or "\r" in a for cmd in commands for a in cmd):
-            raise ValueError("a control-mode line cannot carry a newline")
-        line = " ; ".join(" ".join(control_quote(a) for a in cmd) for cmd in commands)
-        if not self.connected:
-            raise ConnectionError("control client is not running")
-        try:
-            self.proc.stdin.write(line.encode("utf-8", "surrogateescape") + b"\n")
-        except OSError as e:
-            raise ConnectionError(f"control client: {e}") from None
-        deadline = time.monotonic() + self.TIMEOUT
-        answers: list[tuple[bool, str]] = []
-        while len(answers) < len(commands):
-            head = self._line(deadline)
-            if head.startswith(b"%exit"):
-                self.close()
-                raise ConnectionError("control client: " + head.decode(errors="replace"))
-            if head.startswith(b"%begin ") and head.endswith(b" 1"):  # 1: our own command
-                ok, body = self._block(head[len(b"%begin "):], deadline)
-                answers.append((ok, body.decode("utf-8", "replace")))
-                if not ok:
-                    break
-            # anything else is a notification (%session-changed…) or not ours: skipped
-        return answers
-
-    def _block(self, guard: bytes, deadline: float) -> tuple[bool, bytes]:
-        """A command's output, up to the `%end`/`%error` line that repeats its `%begin`'s time
-        and command number exactly (pane text in a capture cannot know them in advance).
-        Searched for in C, not line by line: a sweep's captures are thousands of lines; and
-        read from an offset, since slicing the buffer per block would copy it per block."""
-        ends = ((True, b"%end " + guard + b"\n"), (False, b"%error " + guard + b"\n"))
-        while True:
-            buf, pos = self._buf, self._pos
-            for ok, token in ends:
-                i = buf.find(token, pos)
-                while i > pos and buf[i - 1] != 10:  # only at the start of a line
-                    i = buf.find(token, i + 1)
-                if i >= 0:
-                    self._pos = i + len(token)
-                    return ok, buf[pos:max(i - 1, pos)]
-            self._fill(deadline)
-
-    def _line(self, deadline: float) -> bytes:
-        while True:
-            i = self._buf.find(b"\n", self._pos)
-            if i >= 0:
-                raw, self._pos = self._buf[self._pos:i], i + 1
-                return raw
-            self._fill(deadline)
-
-    def _fill(self, deadline: float) -> None:
-        wait = deadline - time.monotonic()
-        fd = self.proc.stdout.fileno()
-        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-            self.close()
-            raise ConnectionError("control client: no answer")
-        chunk = os.read(fd, 1 << 17)
-        if not chunk:
-            self.close()
-            raise ConnectionError("control client: closed")
-        self._buf, self._pos = self._buf[self._pos:] + chunk, 0
 
 
 class Tmux:

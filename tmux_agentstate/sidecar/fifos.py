@@ -16,7 +16,7 @@ from pathlib import Path
 CHUNK = 65536
 
 
-class FifoIntake:
+class Fifos:
     def __init__(self, directory: Path):
         self.dir = Path(directory)
         self.selector = selectors.DefaultSelector()

@@ -1,0 +1,12 @@
+"""The sidecar: one per tmux server, in its own process. Its files, in the order of the flow:
+
+    intakes/    how the screens of the watched panes come (pipe, emulate, capture)
+    watch.py    what is kept about one watched pane
+    loop.py     the loop: identify panes, wait, classify, sweep
+    publish.py  pane/window/global options, notifications, the status file
+    manifests.py  hot reload of the rules
+    fifos.py    the FIFOs `pipe-pane` writes into
+"""
+from .loop import Sidecar
+
+__all__ = ["Sidecar"]

@@ -1,0 +1,124 @@
+"""The intake interface: how the screens of the panes an intake holds come to be known.
+
+The loop (`loop.Sidecar`) asks an intake only what is below; it never looks inside one and
+never asks which kind it is. Each pane is held by one intake (`PaneWatch.intake`): the one
+the user chose, or the capture intake for a pane another program pipes.
+"""
+from __future__ import annotations
+
+import time
+
+from ...config import Config
+from ...screen import CapturedScreen, PaneScreen
+from ...tmux import Batch, PaneInfo, Tmux
+from ..watch import PaneWatch
+
+COALESCE = 0.05  # after bytes came, sleep this long to take more at once (see `Wake`)
+
+
+class Wake:
+    """What a wait brought: panes whose screens changed and are due for the early pre-check,
+    and whether bytes came (the loop then sleeps COALESCE: a 10 Hz spinner in 50 panes would
+    otherwise wake it 500 times a second for ~100 bytes each)."""
+    __slots__ = ("changed", "coalesce")
+
+    def __init__(self, changed: list[PaneWatch] | None = None, coalesce: bool = False):
+        self.changed = changed or []
+        self.coalesce = coalesce
+
+
+class Intake:
+    """Defaults fit an intake that reads tmux's rendering at the sweep; the FIFO intakes
+    (pipe, emulate) override what concerns bytes and pipes."""
+    name = ""
+
+    def __init__(self, tmux: Tmux, config: Config, panes: dict[str, PaneWatch]):
+        self.tmux = tmux
+        self.config = config
+        self._all = panes  # the loop's panes; this intake's are those it holds
+
+    def panes(self) -> list[PaneWatch]:
+        return [w for w in self._all.values() if w.intake is self]
+
+    # -- panes coming and going ------------------------------------------------------------------
+    def new_screen(self, info: PaneInfo) -> PaneScreen | CapturedScreen:
+        return CapturedScreen(info.height, info.width)
+
+    def attach(self, w: PaneWatch, batch: Batch) -> bool:
+        """Start watching `w` (adopted). False: it cannot (another program pipes the pane)."""
+        return True
+
+    def take(self, w: PaneWatch) -> None:
+        """Hold `w`, from another intake that let it go: its screen comes from tmux again."""
+        w.intake = self
+        w.screen = self.new_screen(w.info)
+        w.need_seed = True
+        w.flooding = False
+
+    def detach(self, w: PaneWatch, batch: Batch) -> None:
+        """Stop watching `w`; the pane is still there (the agent left it, or we stop)."""
+
+    def forget(self, w: PaneWatch) -> None:
+        """`w`'s pane is gone (tmux closed its pipe already)."""
+        self.detach(w, Batch())
+
+    def close(self) -> None:
+        """The sidecar stops."""
+
+    # -- the loop ----------------------------------------------------------------------------------
+    @property
+    def period(self) -> float:
+        """Seconds from one sweep to the next."""
+        return self.config.interval
+
+    def holds_sweep(self, now: float) -> bool:
+        """A sweep due now waits (for a read of screens that is about to happen)."""
+        return False
+
+    def wait(self, until: float) -> Wake:
+        """Sleep until bytes come or until `until` (monotonic), and take them in."""
+        time.sleep(max(0.0, until - time.monotonic()))
+        return Wake()
+
+    def wants_listing(self) -> bool:
+        """Every sweep must list the panes (this intake reads its screens with the listing)."""
+        return False
+
+    def sweep_read(self, now: float) -> list[PaneWatch]:
+        """A sweep without a listing: screens to read now; the changed ones are returned."""
+        return []
+
+    def listing_captures(self, now: float) -> list[PaneWatch]:
+        """Panes whose screens the listing reads (one round trip with it)."""
+        return []
+
+    def listed(self, w: PaneWatch, info: PaneInfo, screens: dict[str, str]) -> None:
+        """The listing's news of `w` (before `w.info` is replaced): its size, its screen."""
+        if (info.height, info.width) != (w.screen.lines, w.screen.columns):
+            w.screen.resize(info.height, info.width)
+
+    def after_listing(self, captured: list[PaneWatch], screens: dict[str, str],
+                      seen: set[str]) -> None:
+        """The listing is done: `captured` were asked for, `screens` came."""
+
+    def lost_pipe(self, w: PaneWatch, writing: set[str]) -> str | None:
+        """How our pipe on `w` went (another program replaced or closed it), or None if it
+        did not. `writing`: the paths the tmux server's children write to."""
+        return None
+
+    def release(self, w: PaneWatch, batch: Batch) -> None:
+        """Let `w` go to another intake (its pipe is another program's now)."""
+
+    def worth_classifying(self, w: PaneWatch, now: float) -> bool:
+        return True
+
+    def seed(self) -> None:
+        """Screens that must come from tmux now (new panes, and the ones `need_seed` marks)."""
+        fresh = [w for w in self.panes() if w.need_seed]
+        if not fresh:
+            return
+        screens = self.tmux.capture([w.pane_id for w in fresh], escapes=False)
+        for w in fresh:
+            if w.pane_id in screens:
+                w.screen.update(screens[w.pane_id], w.info.cursor_y, w.info.title)
+                w.need_seed = False

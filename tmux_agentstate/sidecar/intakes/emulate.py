@@ -1,0 +1,117 @@
+"""The emulate intake (the default): a pane's bytes, through its FIFO, are parsed by our own
+screen (`PaneScreen`), seeded from tmux's rendering with escapes (`capture-pane -e`) in the
+moment the pipe is set; a pane is pre-checked `settle` after its bytes, at most every
+`min_gap`. It sends tmux few commands, and tmux logs each in the user's `show-messages`
+(5 busy agents: pipe ~13 a second, emulate ~1; docs/bench/messages-*.txt). A pane whose
+parsing costs too much (a flood) is read from tmux instead until it is quiet."""
+from __future__ import annotations
+
+import logging
+import time
+
+from ...fresh import seeded_screen
+from ...screen import PaneScreen
+from ...tmux import Batch, PaneInfo
+from ..fifos import CHUNK
+from ..watch import PaneWatch
+from .base import Wake
+from .piped import PipedIntake
+from .pipe import PIPE_DRAIN
+
+log = logging.getLogger("tmux_agentstate.sidecar")
+
+
+class EmulateIntake(PipedIntake):
+    name = "emulate"
+
+    def new_screen(self, info: PaneInfo) -> PaneScreen:
+        return PaneScreen(info.height, info.width)
+
+    def attach(self, w: PaneWatch, batch: Batch) -> bool:
+        if self._foreign(w.info):
+            return False
+        w.need_seed = True  # piped in the moment its screen is seeded (`seed`)
+        return True
+
+    def wait(self, until: float) -> Wake:
+        mine = self.panes()
+        now = time.monotonic()
+        due = min((w.due for w in mine if w.due is not None), default=until)
+        ready = self.fifos.wait(min(until, due) - now)
+        for pane_id in ready:
+            self._on_readable(pane_id)
+        now = time.monotonic()
+        changed = [w for w in mine if w.due is not None and w.due <= now]
+        for w in changed:
+            w.due = None
+        return Wake(changed, coalesce=bool(ready))
+
+    def _on_readable(self, pane_id: str) -> None:
+        data = self.fifos.read(pane_id, CHUNK)
+        w = self._all.get(pane_id)
+        if not data or w is None:
+            return
+        now = time.monotonic()
+        w.last_byte = now
+        if w.flooding:
+            return  # dropped; the screen is tmux's, re-read every sweep until the flood stops
+        c = self.config
+        if w.window_bytes + len(data) > c.flood_bytes:
+            self._flood(w, f"> {c.flood_bytes} bytes a sweep")
+            return
+        w.window_bytes += len(data)
+        started = time.perf_counter()
+        w.screen.feed(data)
+        w.window_parse += time.perf_counter() - started
+        if w.window_parse > c.flood_seconds:
+            self._flood(w, f"> {c.flood_seconds * 1000:.0f} ms of parsing a sweep")
+        if w.due is None:
+            w.due = max(now + c.settle, w.last_classified + c.min_gap)
+
+    def _flood(self, w: PaneWatch, why: str) -> None:
+        """Too much to parse (bytes or time): drop this pane's bytes and take tmux's own
+        rendering every sweep instead (tmux parsed them already), until it is quiet."""
+        w.flooding = True
+        log.info("%s: flood (%s): its screen is read from tmux until it stops", w.pane_id, why)
+
+    def listed(self, w: PaneWatch, info: PaneInfo, screens: dict[str, str]) -> None:
+        if (info.height, info.width) != (w.screen.lines, w.screen.columns):
+            w.screen.resize(info.height, info.width)
+            # our screen does not reflow lines as tmux does: seed it again from tmux's
+            # rendering, in this sweep
+            w.need_seed = True
+
+    def seed(self) -> None:
+        """Screens that are new, resized or past a flood come from tmux, with escapes, to go
+        on parsing their bytes from there."""
+        now = time.monotonic()
+        mine = self.panes()
+        want = []
+        for w in mine:
+            if w.flooding:  # every sweep: tmux's screen now, and parsing again once quiet
+                w.need_seed = True
+                w.flooding = now - w.last_byte < self.config.settle * 2
+            if w.need_seed:
+                want.append(w)
+        before = {}
+        for w in want:  # a fresh FIFO, piped in the moment of the capture: it holds exactly
+            # the bytes that come after it (what the old FIFO holds is in the capture)
+            if w.flooding or w.info.recording:  # its bytes are dropped anyway, or `record`
+                # has the pipe (teeing into our FIFO: kept; a byte printed between this drain
+                # and the capture is parsed twice)
+                self.fifos.read(w.pane_id, PIPE_DRAIN)
+                continue
+            pipe = Batch()
+            self._pipe(w, pipe)
+            before[w.pane_id] = pipe.commands
+        if want:
+            views = self.tmux.capture_views([w.pane_id for w in want], escapes=True, before=before)
+            for w in want:
+                view = views.get(w.pane_id)
+                if view is not None:
+                    osc_state = w.screen.osc_state  # tmux keeps no trace of it
+                    w.screen = seeded_screen(view)
+                    w.screen.osc_state = osc_state
+                    w.need_seed = False
+        for w in mine:
+            w.window_bytes, w.window_parse = 0, 0.0

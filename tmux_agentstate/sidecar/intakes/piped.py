@@ -1,0 +1,54 @@
+"""What the two FIFO intakes share: each pane's output goes through tmux's `pipe-pane` into a
+FIFO of ours (`Fifos`); another program's pipe is never replaced."""
+from __future__ import annotations
+
+import os
+import time
+
+from ...config import Config
+from ...tmux import Batch, PaneInfo, Tmux
+from ..fifos import Fifos
+from ..watch import PaneWatch
+from .base import Intake
+
+PIPE_SETTLE = 1.0  # our pipe's `cat` starts a moment after the pipe is set: not "lost" before
+
+
+class PipedIntake(Intake):
+    def __init__(self, tmux: Tmux, config: Config, panes: dict[str, PaneWatch], runtime_dir):
+        super().__init__(tmux, config, panes)
+        self.runtime_dir = str(runtime_dir)
+        self.fifos = Fifos(runtime_dir)
+
+    def _foreign(self, info: PaneInfo) -> bool:
+        """Another program pipes this pane (tmux-logging…): never steal its pipe."""
+        ours = info.our_pipe and info.our_pipe.startswith(self.runtime_dir)
+        return bool(info.piped and not ours and info.pane_id not in self.fifos.watching())
+
+    def _pipe(self, w: PaneWatch, batch: Batch) -> None:
+        batch.pipe_to_fifo(w.pane_id, str(self.fifos.open(w.pane_id)))
+        w.piped_at = time.monotonic()
+
+    def detach(self, w: PaneWatch, batch: Batch) -> None:
+        batch.close_pipe(w.pane_id)
+        self.fifos.close(w.pane_id)
+
+    def forget(self, w: PaneWatch) -> None:
+        self.fifos.close(w.pane_id)
+
+    def close(self) -> None:
+        self.fifos.close_all()
+
+    def lost_pipe(self, w: PaneWatch, writing: set[str]) -> str | None:
+        if w.need_seed:
+            return None  # not piped yet (emulate pipes at the seed)
+        if w.info.piped is False:
+            return "closed"
+        if (not w.info.recording and w.piped_at < time.monotonic() - PIPE_SETTLE
+                and os.path.realpath(self.fifos.path_for(w.pane_id)) not in writing):
+            return "replaced or closed"  # no process of the server writes our FIFO any more
+        return None
+
+    def release(self, w: PaneWatch, batch: Batch) -> None:
+        self.fifos.close(w.pane_id)
+        batch.set_pane(w.pane_id, "@agentstate_pipe", None)

@@ -1,0 +1,284 @@
+"""The sidecar's loop: one per tmux server. Watches agent panes, classifies, publishes.
+
+    intake (screens) → screen → manifest (rules) → combine (with reports) → publish
+
+The intake (intakes/) knows how screens come: it waits for bytes and says which screens
+changed. A pane whose changed rows could hold a prompt (its manifest's blocked patterns, a
+cheap pre-check) is classified at once, and only a change into or out of `blocked` is
+published at once; every `period` a sweep re-reads panes, processes and reports, classifies
+what changed and publishes (publish.py), in one batch.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+
+from .. import procs
+from ..catalog import Catalog
+from ..config import Config
+from ..manifest import Manifest, take_faults
+from ..runtime import Runtime
+from ..tmux import Batch, PaneInfo, ServerGone, Tmux, TmuxError
+from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
+from .identity import Identities
+from .intakes.base import COALESCE
+from .manifests import ManifestWatch
+from .publish import Publisher
+from .watch import PaneWatch, classify, could_be_blocked, read_session
+
+log = logging.getLogger("tmux_agentstate.sidecar")
+
+
+def make_intake(name: str, tmux: Tmux, config: Config, panes: dict, runtime: Runtime) -> Intake:
+    if name == "capture":
+        return CaptureIntake(tmux, config, panes)
+    kind = PipeIntake if name == "pipe" else EmulateIntake
+    return kind(tmux, config, panes, runtime.dir)
+
+
+class Sidecar:
+    def __init__(self, tmux: Tmux, runtime: Runtime, catalog: Catalog | None = None,
+                 config: Config | None = None):
+        self.tmux = tmux
+        self.runtime = runtime
+        self.catalog = catalog or Catalog()
+        self.config = config or Config()
+        self.panes: dict[str, PaneWatch] = {}
+        self.intake = make_intake(self.config.intake, tmux, self.config, self.panes, runtime)
+        # a pane another program pipes is read from tmux's rendering, with every listing
+        self.fallback = (self.intake if isinstance(self.intake, CaptureIntake)
+                         else CaptureIntake(tmux, self.config, self.panes, chosen=False))
+        self.intakes = [self.intake] + ([self.fallback] if self.fallback is not self.intake else [])
+        self.publish = Publisher(tmux, runtime, self.config)
+        self.manifests = ManifestWatch(self.catalog)
+        self.identities = Identities(self.catalog)
+        self._stop = threading.Event()
+        self._next_full = 0.0
+        self._next_listing = 0.0             # when the sweep lists panes from tmux again
+        self.sweeps = 0
+        self.classifications = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def stop(self, *_):
+        self._stop.set()
+
+    def run(self) -> None:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+        signal.signal(signal.SIGHUP, lambda *_: self.manifests.reload_soon())
+        self.manifests.start()
+        self.tmux.use_control()
+        for e in self.catalog.errors:
+            log.error("manifest error: %s", e)
+        server_gone = False
+        try:
+            self.identities.server_pid = self.tmux.server_pid()
+            badge = Batch()  # the window badge's format, from the user's icons and styles
+            badge.set_global("@agentstate_badge", self.config.badge_format())
+            self.publish.apply(badge)
+            next_sweep = time.monotonic()
+            while not self._stop.is_set():
+                now = time.monotonic()
+                if now >= next_sweep and not self.intake.holds_sweep(now):
+                    self.sweep()
+                    next_sweep = now + self.intake.period
+                    continue
+                wake = self.intake.wait(next_sweep)
+                if wake.changed:
+                    self._early(wake.changed)
+                if wake.coalesce:
+                    # this adds at most COALESCE to any latency
+                    time.sleep(COALESCE)
+        except ServerGone:
+            log.info("tmux server is gone; exiting")
+            server_gone = True
+        finally:
+            self.shutdown()
+        if server_gone:
+            self.runtime.remove()  # its FIFOs, lock, log and status have no server to serve
+
+    def shutdown(self) -> None:
+        self.manifests.stop()
+        batch = Batch()
+        panes = list(self.panes.values())
+        self.publish.withdraw(panes, batch)
+        for w in panes:
+            w.intake.detach(w, batch)
+        try:
+            self.tmux.apply(batch)
+        except TmuxError:
+            pass
+        self.tmux.close()
+        for intake in self.intakes:
+            intake.close()
+        self.panes.clear()
+
+    # -- early: a screen changed -------------------------------------------------------------
+    def _early(self, changed: list[PaneWatch]) -> None:
+        """Early classification of changed panes. Only a change into or out of `blocked` is
+        published at once (that is what a person waits for); the rest waits for the sweep,
+        so a busy pane does not cost a tmux call per classification."""
+        batch = Batch()
+        for w in changed:
+            if not could_be_blocked(w):
+                continue  # nothing that could start a prompt: the sweep has the rest
+            self._classify(w)
+            was = w.published.get("@agentstate")
+            if (w.state and w.state.state == "blocked") != (was == "blocked"):
+                self.publish.pane(w, batch)
+        if batch:
+            self.publish.aggregates(list(self.panes.values()), batch)
+            self.publish.apply(batch)
+
+    # -- the sweep -----------------------------------------------------------------------------
+    def sweep(self) -> None:
+        """Every `period`: classify what changed and publish. The panes are listed from tmux
+        (every pane, its size, report and whether a client shows it) only when something may
+        have changed that the bytes and the process table cannot tell, or every
+        `listing_every` seconds: each tmux command we send is kept in the user's
+        `show-messages` log (1000 lines by default), so an idle sidecar must not fill it."""
+        self.sweeps += 1
+        now = time.monotonic()
+        if self.manifests.reload_due() or self._listing_due(now):
+            self._list_and_sweep()
+            return
+        changed = [w for intake in self.intakes for w in intake.sweep_read(now)]
+        if changed:
+            self._early(changed)
+        self._settle()
+
+    def _listing_due(self, now: float) -> bool:
+        """Whether this sweep must list the panes from tmux: its time has come, an intake
+        reads its screens with it, or the process table says a pane came or went, an agent
+        started or left (the tty's foreground changed), or a watched pane was resized (its
+        tty's size)."""
+        if now >= self._next_listing or any(i.wants_listing() for i in self.intakes):
+            return True
+        if self.identities.changed():
+            return True
+        return any(procs.tty_size(w.info.tty) not in (None, (w.screen.lines, w.screen.columns))
+                   for w in self.panes.values())
+
+    def _list_and_sweep(self) -> None:
+        if self.manifests.reload():
+            self.identities.forget_all()
+            for w in self.panes.values():
+                w.screen.dirty = True
+        now = time.monotonic()
+        captured = {i: i.listing_captures(now) for i in self.intakes}
+        # no list-clients here: who looks at which pane comes from list-panes (below); the
+        # clients themselves are listed only to tell them something
+        panes, _, screens = self.tmux.listing([w.pane_id for ws in captured.values() for w in ws],
+                                              with_clients=False)
+        # processes and session files are read once per interval, however often the sweep
+        # runs (the capture intake's ticks)
+        now = time.monotonic()
+        full = self.intake.period >= self.config.interval or now >= self._next_full
+        if full:
+            self._next_full = now + self.config.interval * 0.95
+        batch = Batch()
+        seen: set[str] = set()
+        for info in panes:
+            seen.add(info.pane_id)
+            manifest, pgid = self.identities.identify(info, reread=full)
+            w = self.panes.get(info.pane_id)
+            if manifest is None:
+                if w is not None:
+                    self._drop(w, batch)
+                elif info.state_option or info.our_pipe:  # left over from an earlier sidecar
+                    self.publish.clean_leftovers(info, batch)
+                continue
+            if w is not None and w.manifest is not manifest and w.manifest.name == manifest.name:
+                w.manifest = manifest  # its file was edited (reloaded): the new rules apply
+                w.screen.dirty = True
+            if w is None or w.manifest.name != manifest.name or w.pgid != pgid:
+                if w is not None:
+                    self._drop(w, batch, unpublish=False)
+                self._adopt(info, manifest, pgid, batch)
+                continue
+            if full:
+                read_session(w)
+            w.intake.listed(w, info, screens)
+            if info.report != w.info.report:
+                w.screen.dirty = True  # a new report: re-combine
+            w.info = info
+            if info.pane_id in screens:
+                w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
+        wall = time.time()
+        ours = self.tmux.control_session
+        for info in panes:  # focusing a pane marks it seen: shown by a client of its session
+            if (info.pane_id in self.panes and info.active and info.window_active
+                    and info.attached - (info.session_id == ours) > 0):
+                self.panes[info.pane_id].seen_at = wall
+        for intake, ws in captured.items():
+            intake.after_listing(ws, screens, seen)
+        for gone in set(self.panes) - seen:  # pane killed: tmux closed its pipe already
+            w = self.panes.pop(gone)
+            w.intake.forget(w)
+        for gone in self.identities.listed(panes, seen):
+            self.publish.forget(gone)
+        # a pane whose pipe another program's `pipe-pane` replaced or closed is never taken
+        # back: the fallback intake reads its screen from tmux from now on
+        self.fallback.take_lost_pipes(list(self.panes.values()),
+                                      procs.stdout_targets(self.identities.children), batch)
+        self.publish.apply(batch)  # pipes first: no byte is lost between a capture and a pipe
+        self._next_listing = time.monotonic() + self.config.listing_every
+        self._settle()
+
+    def _settle(self) -> None:
+        """Seed, classify what changed, publish: the end of every sweep."""
+        for fault in take_faults():  # a rule over the search budget, disabled: said once
+            log.error("manifest rule %s", fault)
+        for intake in self.intakes:
+            intake.seed()
+        batch = Batch()
+        now = time.monotonic()
+        panes = list(self.panes.values())
+        for w in panes:
+            if w.screen.dirty and w.intake.worth_classifying(w, now):
+                self._classify(w)
+            self.publish.pane(w, batch)
+        self.publish.aggregates(panes, batch)
+        self.publish.apply(batch)
+        if self.sweeps % 5 == 1:
+            self.publish.status(panes, {"sweeps": self.sweeps,
+                                        "classifications": self.classifications},
+                                self.manifests.faults())
+
+    # -- panes coming and going ------------------------------------------------------------------
+    def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
+        w = PaneWatch(info, manifest, pgid, self.intake.new_screen(info), self.intake)
+        w.fg = self.identities.foreground(info.pane_id)
+        read_session(w)
+        old = self.panes.get(info.pane_id)
+        if old is not None:
+            w.published, w.state, w.since = old.published, old.state, old.since
+        self.panes[info.pane_id] = w
+        if not self.intake.attach(w, batch):
+            self.fallback.take(w)  # another program pipes it: never steal its pipe
+        log.info("%s (%s): %s in front, watching by %s", info.pane_id, info.address,
+                 manifest.name, w.intake.name)
+        return w
+
+    def _drop(self, w: PaneWatch, batch: Batch, unpublish: bool = True) -> None:
+        """The agent left this pane (the shell is back): stop watching, unset its options."""
+        log.info("%s (%s): %s no longer in front", w.pane_id, w.info.address, w.manifest.name)
+        if unpublish:
+            self.publish.unpublish(w.pane_id, batch)
+        w.intake.detach(w, batch)
+        self.panes.pop(w.pane_id, None)
+
+    # -- classify ----------------------------------------------------------------------------------
+    def _classify(self, w: PaneWatch) -> None:
+        self.classifications += 1
+        change = classify(w, self.config.report_lifetime)
+        if change is None:
+            return
+        old, new = change
+        if new:
+            self.publish.note(w, new.state, old.state if old else None, w.since)
+        log.info("%s (%s) %s: %s → %s [%s] %s", w.pane_id, w.info.address, w.manifest.name,
+                 old.state if old else "-", new.state if new else "-",
+                 new.rule if new else "", new.detail if new else "")

@@ -1,0 +1,76 @@
+"""Hot reload of the manifests: watchdog wakes the sidecar on a change; the reload itself runs
+in the loop, at the next listing. A manifest folder that does not exist yet (the user's,
+before they make it) is watched from the listing that first sees it."""
+from __future__ import annotations
+
+import logging
+import threading
+
+from ..catalog import Catalog
+
+log = logging.getLogger("tmux_agentstate.sidecar")
+
+
+class ManifestWatch:
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self._reload = threading.Event()
+        self._observer = None
+        self._handler = None
+        self._watched: set = set()
+
+    def start(self) -> None:
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:  # pragma: no cover
+            return
+        reload = self._reload
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event):
+                if str(event.src_path).endswith(".toml") or event.is_directory:
+                    reload.set()
+
+        self._handler = Handler()
+        observer = Observer()
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+        self._watch_new_folders(initial=True)
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+
+    def reload_soon(self) -> None:
+        """At the next sweep (SIGHUP)."""
+        self._reload.set()
+
+    def reload_due(self) -> bool:
+        return self._reload.is_set()
+
+    def reload(self) -> bool:
+        """At a listing: watch folders made since the last one; re-read the manifests if
+        anything changed. True if they were re-read."""
+        self._watch_new_folders()
+        if not self._reload.is_set():
+            return False
+        self._reload.clear()
+        for e in self.catalog.reload():
+            log.error("manifest error (last good rules keep running): %s", e)
+        return True
+
+    def faults(self) -> list[str]:
+        """Rules disabled for going over the search budget, every manifest's."""
+        return [f for name in self.catalog.names() for f in self.catalog.get(name).faults()]
+
+    def _watch_new_folders(self, initial: bool = False) -> None:
+        if self._observer is None:
+            return
+        for d in self.catalog.dirs:
+            if d not in self._watched and d.is_dir():
+                self._observer.schedule(self._handler, str(d), recursive=False)
+                self._watched.add(d)
+                if not initial:
+                    self._reload.set()  # a folder made after we started: read it now

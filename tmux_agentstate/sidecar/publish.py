@@ -1,0 +1,163 @@
+"""Publishing: everything the sidecar tells tmux and the user. Pane options (what each pane
+is in), window badges and the global summary (aggregates), notifications to the clients not
+looking, and the status file `status` reads. Only from states and the user's own options:
+pane text reaches tmux only quoted, in `@agentstate_detail` and a message."""
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from ..config import URGENCY, Config
+from ..notify import Notifier, ring
+from ..runtime import Runtime
+from ..tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
+from ..wiring import PUBLISHED_PANE_OPTIONS as PANE_OPTIONS
+from .watch import PaneWatch
+
+log = logging.getLogger("tmux_agentstate.sidecar")
+
+DETAIL_MAX = 200
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class Publisher:
+    def __init__(self, tmux: Tmux, runtime: Runtime, config: Config):
+        self.tmux = tmux
+        self.runtime = runtime
+        self.config = config
+        self.notifier = Notifier(config.notify)
+        self._windows: dict[str, str] = {}   # window id → published @agentstate_window
+        self._summary: str | None = None
+        self._clients: list[ClientInfo] = []
+        self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
+
+    # -- panes ---------------------------------------------------------------------------------
+    def pane(self, w: PaneWatch, batch: Batch) -> None:
+        st = w.state
+        want = {
+            "@agentstate": st.state if st else None,
+            "@agentstate_agent": w.manifest.name if st else None,
+            "@agentstate_since": str(int(w.since)) if st else None,
+            "@agentstate_source": st.source if st else None,
+            # the prompt line, for blocked only: a working row's timer would change every second
+            "@agentstate_detail": (tmux_quote(one_line(st.detail)[:DETAIL_MAX])
+                                   if st.state == "blocked" else "") if st else None,
+            # a client has shown the pane since its state last changed
+            "@agentstate_seen": ("1" if (w.seen_at or 0) >= w.since else "0") if st else None,
+        }
+        for name, value in want.items():
+            if w.published.get(name, "<unset>") != value:
+                batch.set_pane(w.pane_id, name, value)
+                w.published[name] = value
+
+    def unpublish(self, pane_id: str, batch: Batch) -> None:
+        for name in PANE_OPTIONS:
+            batch.set_pane(pane_id, name, None)
+
+    def clean_leftovers(self, info: PaneInfo, batch: Batch) -> None:
+        """Options and a pipe an earlier sidecar left on a pane with no agent in front."""
+        self.unpublish(info.pane_id, batch)
+        if info.our_pipe:
+            if info.piped and info.our_pipe.startswith(str(self.runtime.dir)):
+                batch.close_pipe(info.pane_id)
+            else:
+                batch.set_pane(info.pane_id, "@agentstate_pipe", None)
+
+    def note(self, w: PaneWatch, new: str, old: str | None, now: float) -> None:
+        """`w` changed state: tell the user (at the next `aggregates`), if they want to know."""
+        if self.notifier.should_notify(w.pane_id, old, new, now, seen_at=w.seen_at):
+            self._notes.append((w, new, old))
+
+    def forget(self, pane_id: str) -> None:
+        self.notifier.forget(pane_id)
+
+    # -- windows, summary, notifications ---------------------------------------------------------
+    def aggregates(self, panes: list[PaneWatch], batch: Batch) -> None:
+        windows: dict[str, str] = {}
+        counts = {s: 0 for s in URGENCY}
+        for w in panes:
+            if w.state is None:
+                continue
+            counts[w.state.state] += 1
+            cur = windows.get(w.info.window_id)
+            if cur is None or URGENCY[w.state.state] > URGENCY[cur]:
+                windows[w.info.window_id] = w.state.state
+        self._flush_notes(batch)
+        # no refresh-client: tmux redraws every client's status line when an option is set
+        for window, state in windows.items():
+            if self._windows.get(window) != state:
+                batch.set_window(window, "@agentstate_window", state)
+        for window in set(self._windows) - set(windows):
+            batch.set_window(window, "@agentstate_window", None)
+        self._windows = windows
+        summary = self.config.render_summary(counts)
+        if summary != self._summary:
+            batch.set_global("@agentstate_summary", summary)
+            self._summary = summary
+
+    def _flush_notes(self, batch: Batch) -> None:
+        """Tell the clients that are not looking at the pane; bell; the user's command."""
+        if self._notes:
+            try:
+                self._clients = self.tmux.clients()
+            except ServerGone:
+                raise
+            except TmuxError:
+                self._clients = []
+        for w, state, old in self._notes:
+            if w.state is None or w.state.state != state:
+                continue  # it changed again before we got here
+            line = one_line(w.state.detail)[:120]
+            what = "needs you" if state == "blocked" else "finished its turn"
+            text = tmux_quote(f"{w.manifest.display or w.manifest.name} in {w.info.address} {what}"
+                              + (f": {line}" if line else ""))
+            for c in self._clients:
+                if c.control or c.pane_id == w.pane_id:
+                    continue
+                batch.add("display-message", "-c", c.name, "-d", "5000", text)
+                if self.config.notify.bell:
+                    ring(c.tty)
+            self.notifier.run_command(w.pane_id, w.info.address, w.manifest.name, state, line)
+            log.info("%s: notified (%s)", w.pane_id, state)
+        self._notes.clear()
+
+    def withdraw(self, panes: list[PaneWatch], batch: Batch) -> None:
+        """The sidecar stops: every option it set goes."""
+        for w in panes:
+            self.unpublish(w.pane_id, batch)
+        for window in self._windows:
+            batch.set_window(window, "@agentstate_window", None)
+        batch.set_global("@agentstate_summary", None)
+
+    # -- to tmux, and to the status file -------------------------------------------------------
+    def apply(self, batch: Batch) -> None:
+        if not batch:
+            return
+        try:
+            self.tmux.apply(batch)
+        except ServerGone:
+            raise
+        except TmuxError as e:
+            # a pane or client vanished mid-batch: tmux stops at the failing command, so run
+            # the rest one by one rather than lose every later update
+            log.debug("batch failed (%s); retrying command by command", e)
+            for cmd in batch.commands:
+                try:
+                    self.tmux.run(cmd)
+                except TmuxError:
+                    pass
+
+    def status(self, panes: list[PaneWatch], counters: dict, rule_faults: list[str]) -> None:
+        self.runtime.write_status({
+            "socket": self.runtime.socket_path, "pid": os.getpid(), "updated": time.time(),
+            **counters,
+            "tmux_commands": self.tmux.commands_sent,
+            "rule_faults": rule_faults,
+            "panes": [{"pane": w.pane_id, "address": w.info.address, "agent": w.manifest.name,
+                       "mode": w.intake.name, "state": w.state.state if w.state else None}
+                      for w in panes],
+        })

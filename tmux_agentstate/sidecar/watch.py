@@ -1,0 +1,85 @@
+"""PaneWatch: what the sidecar keeps about one agent pane it watches."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .. import procs
+from ..combine import PaneState, Report, combine, newest
+from ..fresh import session_report
+from ..manifest import Manifest
+from ..screen import CapturedScreen, PaneScreen
+from ..tmux import PaneInfo
+
+if TYPE_CHECKING:
+    from .intakes.base import Intake
+
+
+@dataclass
+class PaneWatch:
+    info: PaneInfo
+    manifest: Manifest
+    pgid: int
+    screen: PaneScreen | CapturedScreen
+    intake: "Intake"                   # how its screen is known (see intakes/)
+    state: PaneState | None = None
+    since: float = 0.0
+    last_classified: float = 0.0
+    due: float | None = None           # when to pre-check it (its bytes changed the screen)
+    need_seed: bool = True             # its screen must come from tmux at the next sweep
+    published: dict = field(default_factory=dict)
+    screen_state: str | None = None    # the screen rules' own verdict, last classification
+    screen_changed_at: float = 0.0     # unix time that verdict last changed (0: unknown)
+    session: Report | None = None      # Claude's session file, as a report
+    seen_at: float | None = None       # unix time a client last showed this pane
+    fg: procs.Foreground | None = None
+    # the FIFO intakes' own (pipe, emulate)
+    piped_at: float = 0.0              # when our pipe was last set on it (monotonic)
+    last_byte: float = 0.0
+    unread: bool = False               # pipe: bytes came since its screen was last read
+    window_bytes: int = 0              # emulate: bytes parsed since the last sweep
+    window_parse: float = 0.0          # emulate: seconds spent parsing them
+    flooding: bool = False             # emulate: over budget, bytes are read and dropped
+
+    @property
+    def pane_id(self) -> str:
+        return self.info.pane_id
+
+
+def could_be_blocked(w: PaneWatch) -> bool:
+    """The cheap pre-check, on what changed since the last look only: could the screen now
+    hold a prompt (the manifest's blocked patterns)?"""
+    if w.state is not None and w.state.state == "blocked":
+        return True  # an answered prompt must leave as fast as it came
+    hint = w.manifest.blocked_hint
+    return hint is None or hint.search(w.screen.take_changed_text()) is not None
+
+
+def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, PaneState | None] | None:
+    """Screen → the manifest's rules → combined with the reports: `w.state`. Returns (old,
+    new) if the state itself changed (not only its detail), else None."""
+    w.due = None
+    w.last_classified = time.monotonic()
+    match = w.manifest.evaluate(w.screen.take_view())
+    wall = time.time()
+    if w.screen_state is None or match.state != w.screen_state:
+        # first look counts as a change too: a report from before we watched this pane (a
+        # restart) must not beat what the screen shows now; a newer report still does
+        w.screen_changed_at = wall
+    w.screen_state = match.state
+    report = newest(Report.parse(w.info.report), w.session)
+    new = combine(True, match, report, wall, report_lifetime, w.screen_changed_at)
+    old, w.state = w.state, new
+    if new == old or not (old is None or new is None or new.state != old.state):
+        return None
+    w.since = wall
+    return old, new
+
+
+def read_session(w: PaneWatch) -> None:
+    """The agent's own session file (Claude's), as a report beside the hooks'."""
+    session = session_report(w.manifest, w.fg)
+    if session != w.session:
+        w.session = session
+        w.screen.dirty = True  # re-combine at this sweep

@@ -1,0 +1,33 @@
+"""Commands the agents' side runs: `hook` (an agent's hook event), `launch` (an agent with our
+hooks injected for this launch)."""
+from __future__ import annotations
+
+import argparse
+
+from .common import EXIT_FAIL, CliError
+
+
+def add(sub) -> None:
+    h = sub.add_parser("hook", help="record an agent's hook event for $TMUX_PANE (prints {})")
+    h.add_argument("agent")
+    h.add_argument("event", nargs="?", default="")
+    h.add_argument("payload", nargs="*", help="a JSON payload given as an argument (Codex notify)")
+    h.set_defaults(func=cmd_hook)
+    la = sub.add_parser("launch", help="start an agent with our hooks injected for this launch")
+    la.add_argument("agent")
+    la.add_argument("args", nargs=argparse.REMAINDER)
+    la.set_defaults(func=cmd_launch)
+
+
+def cmd_hook(args) -> int:
+    from .. import hook
+    return hook.main([args.agent, args.event, *args.payload])
+
+
+def cmd_launch(args) -> int:
+    from ..launch import LaunchError, launch
+    try:
+        launch(args.agent, args.args)
+    except LaunchError as e:
+        raise CliError(str(e)) from None
+    return EXIT_FAIL  # not reached: launch() execs the agent

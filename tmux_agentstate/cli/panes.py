@@ -1,0 +1,113 @@
+"""Commands about agent panes: `list`, `popup`, `explain`, `send`, `answer`."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .common import EXIT_FAIL, EXIT_REFUSED, CliError, add_server, err, tmux_for
+
+
+def add(sub) -> None:
+    w = sub.add_parser("popup", help="the prefix + A list of agent panes")
+    add_server(w)
+    w.add_argument("--client", help="the client to switch (tmux passes #{client_name})")
+    w.set_defaults(func=cmd_popup)
+    for name, func, text in (("explain", cmd_explain, "every signal of a pane and why its state is what it is"),
+                             ("send", cmd_send, "type text into an agent pane (refused while it is blocked)"),
+                             ("answer", cmd_answer, "answer a blocked pane's dialog (yes, no, …)")):
+        w = sub.add_parser(name, help=text)
+        add_server(w)
+        w.add_argument("pane", help="pane id or target, e.g. %%3 or work:1.0")
+        if name == "send":
+            w.add_argument("text")
+            w.add_argument("--no-enter", action="store_true", help="do not press Enter after")
+        if name == "answer":
+            w.add_argument("choice", help="a choice the agent's manifest lists under [answers]")
+        w.set_defaults(func=func)
+    ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
+    add_server(ls)
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_list)
+
+
+def sorted_agent_panes(tmux) -> list[dict]:
+    order = {"blocked": 0, "working": 1, "idle": 2}
+    return sorted(tmux.agent_panes(), key=lambda r: (order.get(r["state"], 3), -(r["since"] or 0)))
+
+
+def cmd_list(args) -> int:
+    import time
+    from ..tmux import TmuxError
+    try:
+        rows = sorted_agent_panes(tmux_for(args))
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+    from ..popup import format_row
+    now = time.time()
+    if args.json:
+        for r in rows:
+            print(json.dumps(r, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("no agents")
+    for r in rows:
+        print(f"{r['pane']:<5} " + format_row(r, now, 1000))
+    return 0
+
+
+def cmd_popup(args) -> int:
+    import curses
+
+    from ..popup import run_popup
+    from ..tmux import TmuxError
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CliError("the popup needs a terminal (prefix + A opens it); "
+                       "for a plain list: tmux-agentstate list")
+    tmux = tmux_for(args)
+    try:
+        tmux.socket()
+    except TmuxError as e:
+        raise CliError(f"no tmux server at {tmux.label}: {e}") from None
+    try:
+        return run_popup(tmux, sorted_agent_panes, args.client)
+    except curses.error as e:
+        raise CliError(f"the popup could not draw: {e}") from None
+
+
+def _look(args):
+    from ..fresh import look
+    from ..tmux import TmuxError
+    try:
+        return look(tmux_for(args), args.pane)
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+
+
+def cmd_explain(args) -> int:
+    from ..fresh import explain
+    print("\n".join(explain(_look(args))))
+    return 0
+
+
+def cmd_send(args) -> int:
+    lk = _look(args)
+    if lk.info.dead:
+        err(f"{lk.info.pane_id} ({lk.info.address}) is dead (its program exited); nothing typed")
+        return EXIT_FAIL
+    if lk.state is not None and lk.state.state == "blocked":
+        err(f"{lk.info.pane_id} ({lk.info.address}) is blocked on a prompt "
+             f"({lk.state.detail.strip()[:80]!r}); nothing typed. Use: tmux-agentstate answer "
+             f"{lk.info.pane_id} CHOICE")
+        return EXIT_REFUSED
+    tmux_for(args).send_text(lk.info.pane_id, args.text, enter=not args.no_enter)
+    return 0
+
+
+def cmd_answer(args) -> int:
+    from ..fresh import answer
+    code, message = answer(tmux_for(args), _look(args), args.choice)
+    if code:
+        err(message)
+    else:
+        print(message)
+    return code

@@ -31,8 +31,10 @@ class CaptureIntake(Intake):
 
     def worth_classifying(self, w: PaneWatch, now: float) -> bool:
         """The chosen capture intake sweeps every tick: there a changed screen gets the cheap
-        blocked pre-check, and a full classification only on a hit or once per `interval`."""
-        if not self.chosen or now - w.last_classified >= self.config.interval * 0.95:
+        blocked pre-check, and a full classification only on a hit or once per `interval`,
+        to the nearest tick: the time between two classifications varies with the listing's
+        round trip, and a threshold a millisecond short of it cost a whole tick of latency."""
+        if not self.chosen or now - w.last_classified >= self.config.interval - self.period / 2:
             return True
         return could_be_blocked(w)
 

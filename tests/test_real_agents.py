@@ -251,7 +251,9 @@ def test_claude_launch_hooks_report_working_blocked_working_idle(claude_launched
     # the hooks' reports reached the pane, and the sidecar published one of them as the source
     events = obs.report_events(t0)
     assert is_subsequence(["UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop"], events), log
-    assert any(src == "hook" for _, _, src, _ in obs.entries(t0)), log
+    # which of the two publishes first (the hook's report or the screen) is a race between
+    # Claude's hook process and its drawing; both say the same here. The report taking over
+    # from the screen is tested without that race in test_combine and test_signals
     assert obs.entries()[-1][3].startswith("idle ") and obs.entries()[-1][3].endswith(":Stop"), log
     print(f"\nclaude: blocked {t_blocked - t0:.2f}s after Enter on the prompt; "
           f"idle {t_idle - t_approved:.2f}s after approval\n{log}")

@@ -2,7 +2,7 @@
 # tmux-agentstate: the TPM entry point. Only wires tmux: the status segment and window badge
 # placeholders, the popup key and our hooks; then `plugin/ensure` (in the background) builds the
 # plugin's Python environment if it is missing and starts the sidecar. Icons, styles and every
-# other option's default live in the Python package (tmux_agentstate/config.py), which publishes
+# other option's default live in the Python package (tmux_agentstate/sidecar/config.py), which publishes
 # the badge format; this file reads only the options it needs to bind keys and hooks.
 set -u
 PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -88,7 +88,7 @@ class Ctx(common.Ctx):
 
     def consistent(self, raw: Path, tmux_screen: str) -> bool:
         sys.path.insert(0, str(REPO))
-        from tmux_agentstate.screen import replay
+        from tmux_agentstate.core.screen import replay
         want = [line.rstrip() for line in tmux_screen.split("\n")]
         want = (want + [""] * self.s.rows)[: self.s.rows]
         return replay(raw.read_bytes(), self.s.rows, self.s.cols).rows() == want

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tmux_agentstate.catalog import BUNDLED_DIR, Catalog  # noqa: E402
-from tmux_agentstate.fixtures import accuracy_markdown, accuracy_rows, load_index  # noqa: E402
+from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog  # noqa: E402
+from tmux_agentstate.core.fixtures import accuracy_markdown, accuracy_rows, load_index  # noqa: E402
 
 BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
 README = ROOT / "README.md"

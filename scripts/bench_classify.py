@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 import pyte  # noqa: E402
 
-from tmux_agentstate.fixtures import load_index  # noqa: E402
-from tmux_agentstate.screen import PaneScreen  # noqa: E402
+from tmux_agentstate.core.fixtures import load_index  # noqa: E402
+from tmux_agentstate.core.screen import PaneScreen  # noqa: E402
 
 
 def build_capture(kb: int, agent: str | None) -> tuple[bytes, str]:

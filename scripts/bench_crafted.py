@@ -73,7 +73,7 @@ def main() -> int:
         if args.names and name not in args.names:
             continue
         code = ("import sys; sys.path.insert(0, %r)\n"
-                "from tmux_agentstate.screen import replay\n"
+                "from tmux_agentstate.core.screen import replay\n"
                 "replay(sys.stdin.buffer.read(), 32, 120)\n") % str(ROOT)
         took = []
         for _ in range(args.repeat):

@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tmux_agentstate import manifest as mf  # noqa: E402
-from tmux_agentstate.catalog import Catalog  # noqa: E402
-from tmux_agentstate.fixtures import load_index  # noqa: E402
-from tmux_agentstate.screen import replay  # noqa: E402
+from tmux_agentstate.core import manifest as mf  # noqa: E402
+from tmux_agentstate.core.catalog import Catalog  # noqa: E402
+from tmux_agentstate.core.fixtures import load_index  # noqa: E402
+from tmux_agentstate.core.screen import replay  # noqa: E402
 
 
 def all_patterns(catalog: Catalog):

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tmux_agentstate.fixtures import load_index  # noqa: E402
+from tmux_agentstate.core.fixtures import load_index  # noqa: E402
 
 
 def main() -> int:

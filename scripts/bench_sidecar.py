@@ -35,10 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from tmux_agentstate.catalog import Catalog  # noqa: E402
-from tmux_agentstate.config import INTAKES  # noqa: E402
-from tmux_agentstate.fixtures import load_index  # noqa: E402
-from tmux_agentstate.screen import PaneScreen  # noqa: E402
+from tmux_agentstate.core.catalog import Catalog  # noqa: E402
+from tmux_agentstate.sidecar.config import INTAKES  # noqa: E402
+from tmux_agentstate.core.fixtures import load_index  # noqa: E402
+from tmux_agentstate.core.screen import PaneScreen  # noqa: E402
 from tmux_agentstate.tmux import Tmux  # noqa: E402
 
 PY = sys.executable

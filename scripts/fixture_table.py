@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tmux_agentstate.catalog import BUNDLED_DIR, Catalog  # noqa: E402
-from tmux_agentstate.fixtures import load_index  # noqa: E402
-from tmux_agentstate.screen import ScreenView, replay  # noqa: E402
+from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog  # noqa: E402
+from tmux_agentstate.core.fixtures import load_index  # noqa: E402
+from tmux_agentstate.core.screen import ScreenView, replay  # noqa: E402
 
 _ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1bP.*?\x1b\\|\x1b\[[0-9;:?<=>]*[ -/]*[@-~]|\x1b.")
 

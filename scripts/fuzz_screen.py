@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tmux_agentstate.catalog import Catalog  # noqa: E402
-from tmux_agentstate.fixtures import load_index  # noqa: E402
-from tmux_agentstate.screen import replay  # noqa: E402
+from tmux_agentstate.core.catalog import Catalog  # noqa: E402
+from tmux_agentstate.core.fixtures import load_index  # noqa: E402
+from tmux_agentstate.core.screen import replay  # noqa: E402
 
 FRAGMENTS = [b"\x1b", b"\x1b[", b"\x1bP", b"\x1b]", b"\x1b_", b"\x1b^", b"\x1bX", b"\x1b\\",
              b"\x1b[4h", b"\x1b[4l", b"\x1b[9999@", b"\x1b[99999999P", b"\x1b[?1049h",

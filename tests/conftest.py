@@ -26,7 +26,7 @@ import time
 
 import libtmux
 
-from tmux_agentstate.runtime import Runtime
+from tmux_agentstate.sidecar.runtime import Runtime
 from tmux_agentstate.tmux import Tmux
 
 _names = itertools.count()

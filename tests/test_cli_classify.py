@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tmux_agentstate.fixtures import load_index
+from tmux_agentstate.core.fixtures import load_index
 
 PROMPT = ("\x1b[?1049h\x1b[H\x1b[2J\r\x1b[1C\x1b[1B\x1b[39mDo\x1b[5Gyou\x1b[9Gwant\x1b[14Gto\x1b[17G"
           "proceed?\r\x1b[1C\x1b[1B\u276f\x1b[4G1. Yes\r\x1b[3C\x1b[1B2. No\r\x1b[1C\x1b[2B"

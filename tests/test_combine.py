@@ -1,5 +1,5 @@
-from tmux_agentstate.combine import PaneState, Report, combine
-from tmux_agentstate.manifest import Match
+from tmux_agentstate.core.combine import PaneState, Report, combine
+from tmux_agentstate.core.manifest import Match
 
 BLOCKED = Match("blocked", "dialog", "Do you want to proceed?")
 WORKING = Match("working", "spinner", "esc to interrupt")
@@ -38,7 +38,7 @@ def test_report_superseded_when_the_screen_changes_after_it():
 
 
 def test_notify_cooldown_per_pane_and_state():
-    from tmux_agentstate.notify import Notifier, NotifyConfig
+    from tmux_agentstate.sidecar.notify import Notifier, NotifyConfig
     n = Notifier(NotifyConfig(cooldown=30))
     # a prompt that redraws 20 times in 10 s: blocked → working → blocked …
     told = [n.should_notify("%1", "working", "blocked", t * 0.5) for t in range(20)]
@@ -53,7 +53,7 @@ def test_notify_cooldown_per_pane_and_state():
 
 
 def test_config_from_user_options():
-    from tmux_agentstate.config import Config
+    from tmux_agentstate.sidecar.config import Config
     c = Config.from_tmux({"@agentstate-interval": "0.5", "@agentstate-intake": "capture",
                           "@agentstate-capture-interval": "2", "@agentstate-icon-blocked": "B",
                           "@agentstate-notify-cooldown": "5", "@agentstate-notify-idle": "on"})

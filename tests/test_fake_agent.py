@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tmux_agentstate.catalog import Catalog
-from tmux_agentstate.manifest import parse_manifest
-from tmux_agentstate.screen import PaneScreen, replay
+from tmux_agentstate.core.catalog import Catalog
+from tmux_agentstate.core.manifest import parse_manifest
+from tmux_agentstate.core.screen import PaneScreen, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS, COLS = 32, 120

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from conftest import replay_command, wait_for
-from tmux_agentstate.fixtures import load_index
-from tmux_agentstate.fresh import look
+from tmux_agentstate.core.fixtures import load_index
+from tmux_agentstate.panes.fresh import look
 from tmux_agentstate.tmux import Tmux, TmuxError
 
 FIXTURES = load_index()

@@ -1,9 +1,9 @@
 """One test per real capture: the emulated screen, classified by the agent's manifest, is the truth."""
 import pytest
 
-from tmux_agentstate.catalog import BUNDLED_DIR, Catalog
-from tmux_agentstate.fixtures import load_index
-from tmux_agentstate.screen import replay
+from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
+from tmux_agentstate.core.fixtures import load_index
+from tmux_agentstate.core.screen import replay
 
 FIXTURES = load_index()
 CATALOG = Catalog([BUNDLED_DIR])

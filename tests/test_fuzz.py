@@ -20,14 +20,14 @@ def test_string_sequences_left_open_cost_one_pass():
     """An unterminated DCS / OSC / APC, or a thousand of them, is read once, not once per
     sequence after it (that was quadratic: 52 s for 1 MB); the screen still agrees with a
     terminal about what follows a closed one."""
-    from tmux_agentstate.screen import replay
+    from tmux_agentstate.core.screen import replay
     for data in (b"\x1bP" + b"x" * 200000, b"\x1bPx" * 70000, b"\x1b]0;" + b"y" * 200000,
                  b"\x1b_x" * 70000, b"\x1b[" + b"9" * 200000 + b"@"):
         replay(data + b"\x1b\\\r\nafter", 5, 40)  # must simply return
     screen = replay(b"\x1b]0;my title\x07\x1bPq#0;1\x1b\\shown\x1b_apc\x1b\\ too", 3, 40)
     assert screen.title == "my title" and screen.rows()[0].rstrip() == "shown too"
     split = replay(b"\x1bPpayload\x1b", 3, 40)  # ST cut between chunks
-    from tmux_agentstate.screen import PaneScreen
+    from tmux_agentstate.core.screen import PaneScreen
     s = PaneScreen(3, 40)
     for chunk in (b"\x1bPpay", b"load\x1b", b"\\after"):
         s.feed(chunk)
@@ -39,8 +39,8 @@ def test_hostile_streams_grow_nothing_without_bound():
     """Sequences repeated or all distinct keep what the stream and screen hold bounded: the
     parsed-sequence cache refills at its size, a saved cursor is one slot (pyte's stack grew
     with every ESC 7), and the screen still ends where a terminal would."""
-    from tmux_agentstate import vtstream
-    from tmux_agentstate.screen import PaneScreen
+    from tmux_agentstate.core import vtstream
+    from tmux_agentstate.core.screen import PaneScreen
     s = PaneScreen(24, 80)
     s.feed(b"".join(b"\x1b[%d;%dH" % (i % 24 + 1, i % 80 + 1) for i in range(20000)))
     s.feed(b"\x1b[5;10H" + b"\x1b7" * 20000 + b"\x1b[1;1Hx\x1b8y\x1b8z")

@@ -1,7 +1,7 @@
 """launch.py argument building (pure; the real CLIs are in test_real_agents.py)."""
 import json
 
-from tmux_agentstate import launch
+from tmux_agentstate.hooks import launch
 
 
 def test_claude_settings_carry_every_event_including_post_tool_use_failure():

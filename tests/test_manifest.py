@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from tmux_agentstate.catalog import BUNDLED_DIR, Catalog
-from tmux_agentstate.manifest import (Manifest, ManifestError, load_manifest, parse_manifest,
+from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
+from tmux_agentstate.core.manifest import (Manifest, ManifestError, load_manifest, parse_manifest,
                                       required_literals)
-from tmux_agentstate.screen import ScreenView
+from tmux_agentstate.core.screen import ScreenView
 
 GOOD = '''
 name = "demo"
@@ -181,9 +181,9 @@ def test_required_literals(pattern, literals):
 def test_prefiltered_patterns_agree_with_their_regex_on_every_fixture_screen():
     """The literal prefilter only skips work: on every fixture's screen (and each of its rows),
     every manifest pattern finds a match exactly when its plain regex does."""
-    from tmux_agentstate.catalog import Catalog
-    from tmux_agentstate.fixtures import load_index
-    from tmux_agentstate.screen import replay
+    from tmux_agentstate.core.catalog import Catalog
+    from tmux_agentstate.core.fixtures import load_index
+    from tmux_agentstate.core.screen import replay
     catalog = Catalog()
     patterns = [p for m in catalog.by_name.values()
                 for rule in m.rules for p in rule.any + rule.all + rule.not_]
@@ -198,7 +198,7 @@ def test_prefiltered_patterns_agree_with_their_regex_on_every_fixture_screen():
 def test_each_manifest_names_exactly_the_agent_releases_its_fixtures_cover():
     """`tested` ships with the package (doctor compares the agent on PATH with it); the
     fixtures do not, so the two must agree here."""
-    from tmux_agentstate.fixtures import load_index
+    from tmux_agentstate.core.fixtures import load_index
     covered: dict = {}
     for f in load_index():
         covered.setdefault(f.agent, set()).add(f.agent_version)
@@ -231,7 +231,7 @@ def test_a_rule_over_the_search_budget_is_disabled_and_the_rest_still_run(tmp_pa
     """Issue 10, item 5: `(a|aa)+$` on rows of a's is exponential (minutes in `re`); each search
     is bounded, the rule is disabled with one line naming file and rule, later rules run, and a
     `not` that gave up never lets its rule match (a false blocked)."""
-    from tmux_agentstate.manifest import SEARCH_BUDGET, take_faults
+    from tmux_agentstate.core.manifest import SEARCH_BUDGET, take_faults
     take_faults()
     m = load_manifest(write(tmp_path, "slow", SLOW))
     rows = ["a" * 60 + "!"] * 20 + ["Allow?", "WORKING"]

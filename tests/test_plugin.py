@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import TmuxServer, replay_command, wait_for
-from tmux_agentstate.fixtures import load_index
-from tmux_agentstate.runtime import RESTARTS_MAX, Runtime, server_alive
+from tmux_agentstate.core.fixtures import load_index
+from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime, server_alive
 
 ROOT = Path(__file__).resolve().parent.parent
 

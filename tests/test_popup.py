@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 from conftest import replay_command, wait_for
-from tmux_agentstate.fixtures import load_index
+from tmux_agentstate.core.fixtures import load_index
 
 FIXTURES = load_index()
 BLOCKED = next(f for f in FIXTURES if f.agent == "claude" and f.state == "blocked" and f.kind == "command-approval")

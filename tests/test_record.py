@@ -4,8 +4,8 @@ import subprocess
 import sys
 
 from conftest import replay_command, wait_for
-from tmux_agentstate.fixtures import load_index
-from tmux_agentstate.screen import replay
+from tmux_agentstate.core.fixtures import load_index
+from tmux_agentstate.core.screen import replay
 
 FIXTURES = load_index()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TmuxServer, wait_for
-from tmux_agentstate.runtime import Runtime
+from tmux_agentstate.sidecar.runtime import Runtime
 
 AS_ROOT = os.getuid() == 0
 

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import wait_for
 
-from tmux_agentstate.screen import CapturedScreen, PaneScreen, replay
+from tmux_agentstate.core.screen import CapturedScreen, PaneScreen, replay
 
 
 def feed_all(data: bytes, rows=5, cols=40, chunk=None) -> PaneScreen:
@@ -213,9 +213,9 @@ def test_line_blocks_drawn_at_once_equal_drawn_one_by_one(monkeypatch):
     and cursor as drawing them one by one, on every real fixture and on mutated ones."""
     import random
 
-    from tmux_agentstate import cells
-    from tmux_agentstate import screen as sc
-    from tmux_agentstate.fixtures import load_index
+    from tmux_agentstate.core import cells
+    from tmux_agentstate.core import screen as sc
+    from tmux_agentstate.core.fixtures import load_index
 
     def one_by_one(self, block):
         for part in block.split("\n")[:-1]:

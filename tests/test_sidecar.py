@@ -7,7 +7,7 @@ import time
 import pytest
 
 from conftest import replay_command, wait_for
-from tmux_agentstate.fixtures import load_index
+from tmux_agentstate.core.fixtures import load_index
 
 FIXTURES = load_index()
 
@@ -203,7 +203,7 @@ def test_a_suspended_agent_is_not_in_front_until_fg(tmux_server, sidecar):
 def test_manifest_changes_reach_panes_already_watched(tmux_server, sidecar, isolated_config):
     """Issue 10, item 2: a user manifest folder made after the sidecar started, a file added,
     edited and removed: each applies to a pane the sidecar already watches."""
-    from tmux_agentstate.catalog import BUNDLED_DIR
+    from tmux_agentstate.core.catalog import BUNDLED_DIR
     fx = pick("idle", "claude")
     pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
     sidecar().start()
@@ -252,9 +252,9 @@ def test_emulated_screen_seeded_mid_stream_matches_tmux(tmux_server, tmp_path, m
     screen with tmux's, row by row, once the drawing ends."""
     import threading
 
-    from tmux_agentstate.catalog import BUNDLED_DIR, Catalog
-    from tmux_agentstate.config import Config
-    from tmux_agentstate.runtime import Runtime
+    from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
+    from tmux_agentstate.sidecar.config import Config
+    from tmux_agentstate.sidecar.runtime import Runtime
     from tmux_agentstate.sidecar import Sidecar
     from tmux_agentstate.tmux import Tmux
     user = tmp_path / "manifests"

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import OuterClient, replay_command, wait_for
-from tmux_agentstate.fixtures import load_index
+from tmux_agentstate.core.fixtures import load_index
 
 FIXTURES = load_index()
 BLOCKED = next(f for f in FIXTURES if f.agent == "claude" and f.state == "blocked" and f.kind == "command-approval")

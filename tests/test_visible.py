@@ -7,8 +7,8 @@ from pathlib import Path
 import pyte
 
 from conftest import OuterClient, wait_for
-from tmux_agentstate.config import Config
-from tmux_agentstate.wiring import PLACEHOLDERS
+from tmux_agentstate.sidecar.config import Config
+from tmux_agentstate.plugin.wiring import PLACEHOLDERS
 
 ROOT = Path(__file__).resolve().parent.parent
 # status-style of each theme's bar, as the theme sets it (tmux's own default first)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import wait_for
-from tmux_agentstate.fixtures import load_index
+from tmux_agentstate.core.fixtures import load_index
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ def wheel_venv(tmp_path_factory):
 def test_the_wheel_ships_every_bundled_manifest(wheel_venv):
     venv, env, base = wheel_venv
     out = _run(venv / "bin" / "python", "-c",
-               "import tmux_agentstate, tmux_agentstate.catalog as c; "
+               "import tmux_agentstate, tmux_agentstate.core.catalog as c; "
                "print(tmux_agentstate.__file__); print(' '.join(c.Catalog().names()))",
                env=env, cwd=base)
     assert out.returncode == 0, out.stderr

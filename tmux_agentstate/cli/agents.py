@@ -20,12 +20,12 @@ def add(sub) -> None:
 
 
 def cmd_hook(args) -> int:
-    from .. import hook
-    return hook.main([args.agent, args.event, *args.payload])
+    from ..hooks import report
+    return report.main([args.agent, args.event, *args.payload])
 
 
 def cmd_launch(args) -> int:
-    from ..launch import LaunchError, launch
+    from ..hooks.launch import LaunchError, launch
     try:
         launch(args.agent, args.args)
     except LaunchError as e:

@@ -18,8 +18,8 @@ def add(sub) -> None:
 
 
 def cmd_classify(args) -> int:
-    from ..catalog import Catalog
-    from ..screen import replay
+    from ..core.catalog import Catalog
+    from ..core.screen import replay
 
     catalog = Catalog()
     status = 0
@@ -62,7 +62,7 @@ def cmd_classify(args) -> int:
             status = EXIT_FAIL
             continue
         match = m.evaluate(view)
-        from ..manifest import take_faults
+        from ..core.manifest import take_faults
         for fault in take_faults():
             err(f"{name}: manifest rule {fault}")
             status = EXIT_FAIL

@@ -32,7 +32,7 @@ def tmux_for(args):
 
 
 def runtime_for(tmux):
-    from ..runtime import Runtime
+    from ..sidecar.runtime import Runtime
     from ..tmux import TmuxError
     try:
         socket = tmux.socket()

@@ -13,7 +13,7 @@ def add(sub) -> None:
 
 
 def cmd_doctor(args) -> int:
-    from ..doctor import diagnose
+    from ..plugin.doctor import diagnose
     findings = diagnose(tmux_for(args))
     for f in findings:
         print(f.line())

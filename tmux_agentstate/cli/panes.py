@@ -42,7 +42,7 @@ def cmd_list(args) -> int:
         rows = sorted_agent_panes(tmux_for(args))
     except TmuxError as e:
         raise CliError(str(e)) from None
-    from ..popup import format_row
+    from ..plugin.popup import format_row
     now = time.time()
     if args.json:
         for r in rows:
@@ -58,7 +58,7 @@ def cmd_list(args) -> int:
 def cmd_popup(args) -> int:
     import curses
 
-    from ..popup import run_popup
+    from ..plugin.popup import run_popup
     from ..tmux import TmuxError
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CliError("the popup needs a terminal (prefix + A opens it); "
@@ -75,7 +75,7 @@ def cmd_popup(args) -> int:
 
 
 def _look(args):
-    from ..fresh import look
+    from ..panes.fresh import look
     from ..tmux import TmuxError
     try:
         return look(tmux_for(args), args.pane)
@@ -84,7 +84,7 @@ def _look(args):
 
 
 def cmd_explain(args) -> int:
-    from ..fresh import explain
+    from ..panes.fresh import explain
     print("\n".join(explain(_look(args))))
     return 0
 
@@ -104,7 +104,7 @@ def cmd_send(args) -> int:
 
 
 def cmd_answer(args) -> int:
-    from ..fresh import answer
+    from ..panes.fresh import answer
     code, message = answer(tmux_for(args), _look(args), args.choice)
     if code:
         err(message)

@@ -19,13 +19,13 @@ def add(sub) -> None:
 
 
 def cmd_record(args) -> int:
-    """A pane's raw output bytes into FILE (see record.py), until Ctrl-C, --seconds, or the
+    """A pane's raw output bytes into FILE (see panes/record.py), until Ctrl-C, --seconds, or the
     pane is gone."""
     import shlex
     import signal
     import time
 
-    from .. import record
+    from ..panes import record
     from ..tmux import TmuxError
     try:
         rec = record.start(tmux_for(args), args.pane, Path(args.file), seed=not args.no_seed)

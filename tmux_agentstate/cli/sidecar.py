@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..config import INTAKES
+from ..sidecar.config import INTAKES
 from .common import CliError, add_server, runtime_for, server_args, tmux_for
 
 
@@ -41,7 +41,7 @@ def cmd_watch(args) -> int:
     import logging
     from logging.handlers import RotatingFileHandler
 
-    from ..config import Config
+    from ..sidecar.config import Config
     from ..sidecar import Sidecar
     tmux = tmux_for(args)
     runtime = runtime_for(tmux)
@@ -70,7 +70,7 @@ def cmd_start(args) -> int:
     import subprocess
     import time
 
-    from ..runtime import RESTARTS_MAX, RESTARTS_WINDOW, prune_ended
+    from ..sidecar.runtime import RESTARTS_MAX, RESTARTS_WINDOW, prune_ended
     tmux = tmux_for(args)
     runtime = runtime_for(tmux)
     # one start at a time: two hooks firing together (a client leaving as another comes) must
@@ -118,7 +118,7 @@ def cmd_start(args) -> int:
 
 def _say_in_segment(tmux, text: str) -> None:
     """Our own word in the status segment (where #{agentstate} is), until a sidecar publishes."""
-    from ..config import STYLES
+    from ..sidecar.config import STYLES
     from ..tmux import TmuxError
     try:
         tmux.run(["set-option", "-gq", "@agentstate_summary",
@@ -130,7 +130,7 @@ def _say_in_segment(tmux, text: str) -> None:
 def _watcher_down(tmux, why: str) -> None:
     """No sidecar will run: no pane may go on showing a dead watcher's verdict as current."""
     from ..tmux import TmuxError
-    from ..wiring import PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS
+    from ..plugin.wiring import PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS
     try:
         tmux.unset_everywhere(PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS)
     except TmuxError:
@@ -156,7 +156,7 @@ def cmd_stop(args) -> int:
             os.kill(pid, signal.SIGKILL)
         print(f"tmux-agentstate: stopped (pid {pid})")
     if args.clean:
-        from ..wiring import unwire
+        from ..plugin.wiring import unwire
         key = tmux.global_options().get("@agentstate-key", "A")
         for line in unwire(tmux, key):
             print(f"tmux-agentstate: {line}")

@@ -6,6 +6,10 @@
     publish.py  pane/window/global options, notifications, the status file
     manifests.py  hot reload of the rules
     fifos.py    the FIFOs `pipe-pane` writes into
+    identity.py which agent runs in each pane (through the process adapter)
+    notify.py   when to tell the user, and how (bell, message, a command of theirs)
+    config.py   its settings: the `@agentstate-*` options, with their defaults
+    runtime.py  its private folder: FIFOs, lock, log, status
 """
 from .loop import Sidecar
 

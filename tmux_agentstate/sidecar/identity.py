@@ -4,8 +4,8 @@ last listing (a pane came or went, an agent started or left)."""
 from __future__ import annotations
 
 from .. import procs
-from ..catalog import Catalog
-from ..manifest import Manifest
+from ..core.catalog import Catalog
+from ..core.manifest import Manifest
 from ..tmux import PaneInfo
 
 

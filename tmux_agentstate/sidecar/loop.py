@@ -16,10 +16,10 @@ import threading
 import time
 
 from .. import procs
-from ..catalog import Catalog
-from ..config import Config
-from ..manifest import Manifest, take_faults
-from ..runtime import Runtime
+from ..core.catalog import Catalog
+from .config import Config
+from ..core.manifest import Manifest, take_faults
+from .runtime import Runtime
 from ..tmux import Batch, PaneInfo, ServerGone, Tmux, TmuxError
 from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
 from .identity import Identities

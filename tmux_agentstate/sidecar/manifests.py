@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from ..catalog import Catalog
+from ..core.catalog import Catalog
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 

@@ -8,11 +8,11 @@ import logging
 import os
 import time
 
-from ..config import URGENCY, Config
-from ..notify import Notifier, ring
-from ..runtime import Runtime
+from .config import URGENCY, Config
+from .notify import Notifier, ring
+from .runtime import Runtime
 from ..tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
-from ..wiring import PUBLISHED_PANE_OPTIONS as PANE_OPTIONS
+from ..plugin.wiring import PUBLISHED_PANE_OPTIONS as PANE_OPTIONS
 from .watch import PaneWatch
 
 log = logging.getLogger("tmux_agentstate.sidecar")

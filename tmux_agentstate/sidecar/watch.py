@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import procs
-from ..combine import PaneState, Report, combine, newest
-from ..fresh import session_report
-from ..manifest import Manifest
-from ..screen import CapturedScreen, PaneScreen
+from ..core.combine import PaneState, Report, combine, newest
+from ..panes.fresh import session_report
+from ..core.manifest import Manifest
+from ..core.screen import CapturedScreen, PaneScreen
 from ..tmux import PaneInfo
 
 if TYPE_CHECKING:

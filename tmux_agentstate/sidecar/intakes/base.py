@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from ...config import Config
-from ...screen import CapturedScreen, PaneScreen
+from ..config import Config
+from ...core.screen import CapturedScreen, PaneScreen
 from ...tmux import Batch, PaneInfo, Tmux
 from ..watch import PaneWatch
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import time
 
-from ...fresh import seeded_screen
-from ...screen import PaneScreen
+from ...panes.fresh import seeded_screen
+from ...core.screen import PaneScreen
 from ...tmux import Batch, PaneInfo
 from ..fifos import CHUNK
 from ..watch import PaneWatch

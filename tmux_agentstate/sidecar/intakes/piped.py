@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from ...config import Config
+from ..config import Config
 from ...tmux import Batch, PaneInfo, Tmux
 from ..fifos import Fifos
 from ..watch import PaneWatch

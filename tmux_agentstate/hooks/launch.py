@@ -2,7 +2,7 @@
 
 Nothing in the user's own config is edited. The agent replaces this process (exec), so to the
 user `alias claude='tmux-agentstate launch claude'` is `claude`: same args, tty, signals and
-exit code. Hooks report through `python -m tmux_agentstate.hook AGENT EVENT` (hook.py).
+exit code. Hooks report through `python -m tmux_agentstate.hook AGENT EVENT` (report.py).
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import sys
+from typing import NoReturn
 
 # PostToolUseFailure: an approved command that exits non-zero fires it *instead of* PostToolUse
 # (checked with Claude Code 2.1.332); without it the PermissionRequest report stood until Stop
@@ -126,7 +127,7 @@ def codex_args(args: list[str], environ=None) -> list[str]:
 BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args)}
 
 
-def launch(agent: str, args: list[str]) -> "NoReturn":  # noqa: F821
+def launch(agent: str, args: list[str]) -> NoReturn:
     program, build = BUILDERS.get(agent, (agent, lambda a: list(a)))
     exe = shutil.which(program)
     if exe is None:

@@ -9,7 +9,7 @@ import curses
 import os
 import time
 
-from .tmux import Tmux, TmuxError
+from ..tmux import Tmux, TmuxError
 
 COLOURS = {"blocked": curses.COLOR_RED, "working": curses.COLOR_YELLOW, "idle": curses.COLOR_GREEN}
 
@@ -33,7 +33,7 @@ def format_row(r: dict, now: float, width: int) -> str:
 
 def answer(tmux: Tmux, pane: str, choice: str) -> str:
     """Answer a dialog after a fresh look (the prompt may be gone since the list was drawn)."""
-    from . import fresh
+    from ..panes import fresh
     try:
         return fresh.answer(tmux, fresh.look(tmux, pane), choice)[1]
     except TmuxError as e:

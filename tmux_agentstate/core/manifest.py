@@ -356,7 +356,7 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
             if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
                 raise ManifestError(path, f"region {region!r} needs 'rows' = a positive integer", rid)
         elif "rows" in r:
-            raise ManifestError(path, f"'rows' only applies to regions 'bottom' and 'top'", rid)
+            raise ManifestError(path, "'rows' only applies to regions 'bottom' and 'top'", rid)
         guard = Guard(f"{path}: rule {rid!r}")
         rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M, guard)
                                                 for k in ("any", "all", "not")), guard=guard)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .fresh import find_pane, seed_bytes
-from .tmux import Batch, PaneInfo, Tmux, cat_into
+from ..tmux import Batch, PaneInfo, Tmux, cat_into
 
 
 class RecordError(RuntimeError):

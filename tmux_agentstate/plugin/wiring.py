@@ -3,7 +3,7 @@ hooks and the popup key; how `stop --clean` takes all of it out again and how `d
 it. Talks to tmux only through the adapter (`Tmux.run`)."""
 from __future__ import annotations
 
-from .tmux import Tmux, TmuxError
+from ..tmux import Tmux, TmuxError
 
 HOOK_INDEX = 4242  # plugin.tmux's hooks live at this index, beside the user's own
 HOOKS = ("client-attached", "session-created", "client-detached")

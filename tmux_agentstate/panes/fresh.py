@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from . import procs
-from .catalog import Catalog
-from .combine import PaneState, Report, combine, newest, report_from_claude_session, report_in_force
-from .manifest import Manifest, Match
-from .screen import PaneScreen, redraw_bytes
-from .tmux import PaneInfo, PaneView, Tmux, TmuxError
+from .. import procs
+from ..core.catalog import Catalog
+from ..core.combine import PaneState, Report, combine, newest, report_from_claude_session, report_in_force
+from ..core.manifest import Manifest, Match
+from ..core.screen import PaneScreen, redraw_bytes
+from ..tmux import PaneInfo, PaneView, Tmux, TmuxError
 
 
 @dataclass

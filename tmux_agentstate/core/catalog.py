@@ -21,7 +21,7 @@ def bundled_dir() -> Path:
     try:
         return Path(str(resources.files("tmux_agentstate.manifests")))
     except ModuleNotFoundError:
-        return Path(__file__).resolve().parent.parent / "manifests"
+        return Path(__file__).resolve().parents[2] / "manifests"
 
 
 BUNDLED_DIR = bundled_dir()

@@ -11,10 +11,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import procs, wiring
-from .catalog import BUNDLED_DIR, Catalog, user_dir
-from .runtime import Runtime, unsafe
-from .tmux import Tmux, TmuxError
+from .. import procs
+from . import wiring
+from ..core.catalog import BUNDLED_DIR, Catalog, user_dir
+from ..sidecar.runtime import Runtime, unsafe
+from ..tmux import Tmux, TmuxError
 
 POPUP_TMUX = (3, 2)  # display-popup, and the control client's ignore-size/no-output flags
 

@@ -1,0 +1,11 @@
+"""The pure core: bytes → screen → rules → one state. No tmux, no processes, no sockets
+(tests/test_layout.py holds it to that), so `classify`, the fixtures and every intake share it.
+
+    vtstream.py  bytes → terminal events (the parser)
+    cells/       the grid those events draw on (text only)
+    screen.py    PaneScreen: one pane's emulated screen; ScreenView, what rules read
+    manifest.py  one agent's identity patterns and ordered screen rules (TOML), the classifier
+    catalog.py   the manifests in force: bundled, overridden by the user's folder
+    combine.py   screen match + process + hook report → the pane's state
+    fixtures.py  the committed real captures and their index
+"""

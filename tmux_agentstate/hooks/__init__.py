@@ -1,0 +1,5 @@
+"""The agents' own reports, beside what their screens show.
+
+    launch.py   `launch AGENT`: runs the agent with our hooks injected for that launch only
+    report.py   what one hook event records on its pane (run as `python -m tmux_agentstate.hook`)
+"""

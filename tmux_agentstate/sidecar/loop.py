@@ -17,25 +17,29 @@ import time
 
 from .. import procs
 from ..core.catalog import Catalog
-from .config import Config
 from ..core.manifest import Manifest, take_faults
-from .runtime import Runtime
 from ..tmux import Batch, PaneInfo, ServerGone, Tmux, TmuxError
-from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
+from .config import Config
 from .identity import Identities
+from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
 from .intakes.base import COALESCE
 from .manifests import ManifestWatch
 from .publish import Publisher
+from .runtime import Runtime
 from .watch import PaneWatch, classify, could_be_blocked, read_session
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
 
-def make_intake(name: str, tmux: Tmux, config: Config, panes: dict, runtime: Runtime) -> Intake:
-    if name == "capture":
-        return CaptureIntake(tmux, config, panes)
-    kind = PipeIntake if name == "pipe" else EmulateIntake
-    return kind(tmux, config, panes, runtime.dir)
+def make_intakes(tmux: Tmux, config: Config, panes: dict,
+                 runtime: Runtime) -> tuple[Intake, Intake]:
+    """The intake the user chose (`@agentstate-intake`), and the one that reads a pane another
+    program pipes: tmux's rendering, with every listing (the chosen one when it is capture)."""
+    if config.intake == "capture":
+        chosen = CaptureIntake(tmux, config, panes)
+        return chosen, chosen
+    kind = PipeIntake if config.intake == "pipe" else EmulateIntake
+    return kind(tmux, config, panes, runtime.dir), CaptureIntake(tmux, config, panes, chosen=False)
 
 
 class Sidecar:
@@ -46,10 +50,7 @@ class Sidecar:
         self.catalog = catalog or Catalog()
         self.config = config or Config()
         self.panes: dict[str, PaneWatch] = {}
-        self.intake = make_intake(self.config.intake, tmux, self.config, self.panes, runtime)
-        # a pane another program pipes is read from tmux's rendering, with every listing
-        self.fallback = (self.intake if isinstance(self.intake, CaptureIntake)
-                         else CaptureIntake(tmux, self.config, self.panes, chosen=False))
+        self.intake, self.fallback = make_intakes(tmux, self.config, self.panes, runtime)
         self.intakes = [self.intake] + ([self.fallback] if self.fallback is not self.intake else [])
         self.publish = Publisher(tmux, runtime, self.config)
         self.manifests = ManifestWatch(self.catalog)

@@ -309,16 +309,34 @@ def capture(only: str | None, *, agent: str, sessions: list, out: Path, bin_: Pa
         mock.close()
 
 
+def release_out(agent: str, version: str) -> Path:
+    """Where the fixtures of a release other than the pinned one go: `fixtures/<agent>/<version>/`
+    (the pinned release's stay in `fixtures/<agent>/`; `core/fixtures.py` reads both)."""
+    return REPO / "fixtures" / agent / version
+
+
 def main(doc: str, *, install: Callable[[], None], capture: Callable[[str | None], None],
-         sessions: list, describe: Callable[[object], str]) -> None:
-    """The drivers' CLI: install | capture [--only NAME] | list (one `describe(session)` a line)."""
+         sessions: list, describe: Callable[[object], str],
+         configure: Callable[[str | None, Path | None], None] | None = None) -> None:
+    """The drivers' CLI: install | capture [--only NAME] | list (one `describe(session)` a line).
+
+    `--version V` (install, capture) runs another release than the driver's pinned one, its
+    fixtures in `release_out(agent, V)` unless `--out DIR`; the driver's `configure(version,
+    out)` points its paths there before anything runs."""
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install")
+    i = sub.add_parser("install")
     c = sub.add_parser("capture")
     c.add_argument("--only", help="a session name or a fixture name")
+    for p in (i, c):
+        p.add_argument("--version", help="another release than the pinned one")
+        p.add_argument("--out", type=Path, help="write the fixtures here")
     sub.add_parser("list")
     a = ap.parse_args()
+    if getattr(a, "version", None) or getattr(a, "out", None):
+        if configure is None:
+            ap.error("this driver runs its pinned release only")
+        configure(a.version, a.out)
     if a.cmd == "install":
         install()
     elif a.cmd == "capture":

@@ -34,3 +34,17 @@ def test_emulated_screen_equals_tmux_screen(fx):
     want = [line.rstrip() for line in fx.path.with_suffix(".screen.txt").read_text().split("\n")]
     want = (want + [""] * fx.rows)[: fx.rows]
     assert replay(fx.path.read_bytes(), fx.rows, fx.cols).rows() == want
+
+
+def test_a_release_in_its_own_folder_is_read_beside_the_pinned_one(tmp_path):
+    entry = ('[[fixture]]\nfile = "80x24-idle-start.raw"\nstate = "idle"\nkind = "start"\n'
+             'agent_version = "{v}"\nsize = "24x80"\n')
+    (tmp_path / "claude" / "2.0.77").mkdir(parents=True)
+    (tmp_path / "claude" / "index.toml").write_text(entry.format(v="2.1.332"))
+    (tmp_path / "claude" / "2.0.77" / "index.toml").write_text(entry.format(v="2.0.77"))
+    got = {f.id: (f.agent, f.agent_version, f.path) for f in load_index(tmp_path)}
+    assert got == {
+        "claude/80x24-idle-start": ("claude", "2.1.332", tmp_path / "claude" / "80x24-idle-start.raw"),
+        "claude/2.0.77/80x24-idle-start": ("claude", "2.0.77",
+                                           tmp_path / "claude" / "2.0.77" / "80x24-idle-start.raw"),
+    }

@@ -1,4 +1,5 @@
-"""The committed real-capture fixtures and their index (`fixtures/<agent>/index.toml`)."""
+"""The committed real-capture fixtures and their indexes: `fixtures/<agent>/index.toml` for the
+pinned release of each agent, `fixtures/<agent>/<version>/index.toml` for the other releases."""
 from __future__ import annotations
 
 import sys
@@ -27,16 +28,20 @@ class Fixture:
 
     @property
     def id(self) -> str:
-        return f"{self.agent}/{self.path.stem}"
+        """`agent/name`, or `agent/version/name` for a release in its own folder."""
+        folder = self.path.parent.name
+        return (f"{self.agent}/{self.path.stem}" if folder == self.agent
+                else f"{self.agent}/{folder}/{self.path.stem}")
 
 
 def load_index(root: Path = FIXTURES_DIR) -> list[Fixture]:
     out = []
-    for index in sorted(root.glob("*/index.toml")):
+    for index in sorted([*root.glob("*/index.toml"), *root.glob("*/*/index.toml")]):
         data = tomllib.loads(index.read_text())
+        folder = index.parent if index.parent.parent == root else index.parent.parent
         for f in data.get("fixture", []):
             rows, _, cols = str(f["size"]).partition("x")
-            out.append(Fixture(index.parent / f["file"], f.get("agent", index.parent.name),
+            out.append(Fixture(index.parent / f["file"], f.get("agent", folder.name),
                                f["state"], f.get("kind", ""), str(f.get("agent_version", "")),
                                int(rows), int(cols), f.get("renderer", ""), f.get("how", "")))
     return out

@@ -1,10 +1,15 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# manifests a `manifests update` of the user's cached would override the bundled ones in every
+# sidecar and CLI the tests start: a private, empty cache for the whole run
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="agentstate-test-cache-")
 
 
 @pytest.fixture
@@ -13,11 +18,11 @@ def isolated_config(tmp_path, monkeypatch):
     cfg = tmp_path / "config"
     cfg.mkdir()
     monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return cfg
 
 
 import itertools
-import os
 import shlex
 import shutil
 import signal

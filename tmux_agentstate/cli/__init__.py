@@ -6,6 +6,7 @@
     agents.py    hook, launch
     record.py    record
     doctor.py    doctor
+    manifests.py manifests list, manifests update
     common.py    errors, exit codes, the server named by -L/-S
 
 Every failure the user can cause (a missing file, an unknown agent, a broken manifest) is one
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import agents, classify, doctor, panes, record, sidecar
+from . import agents, classify, doctor, manifests, panes, record, sidecar
 from .common import EXIT_FAIL, CliError, err
 
 
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Is the coding agent in each tmux pane working, idle, "
                                             "or blocked waiting on you?")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (classify, sidecar, agents, panes, record, doctor):
+    for group in (classify, sidecar, agents, panes, record, doctor, manifests):
         group.add(sub)
     return p
 

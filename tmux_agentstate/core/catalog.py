@@ -1,7 +1,9 @@
-"""The set of manifests in force: bundled ones, overridden by name from the user's folder.
+"""The set of manifests in force, by name: the user's own file first; else the newer (by its
+`version`) of the bundled one and the one `manifests update` cached; the bundled one on a tie.
 
 A file that stops loading keeps its last good version running; the error is returned once per
-change so the caller can report it (file, rule, reason) without spamming.
+change so the caller can report it (file, rule, reason) without spamming. `index.toml` (the
+update catalog, beside the bundled manifests) is not a manifest.
 """
 from __future__ import annotations
 
@@ -27,14 +29,30 @@ def bundled_dir() -> Path:
 BUNDLED_DIR = bundled_dir()
 
 
+INDEX = "index.toml"
+
+
 def user_dir() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "tmux-agentstate" / "manifests"
 
 
+def cache_dir() -> Path:
+    """Where `manifests update` writes the manifests it fetched."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tmux-agentstate" / "manifests"
+
+
 class Catalog:
-    def __init__(self, dirs: list[Path] | None = None):
-        self.dirs = [Path(d) for d in (dirs if dirs is not None else [BUNDLED_DIR, user_dir()])]
+    def __init__(self, dirs: list[Path] | None = None, cached: Path | None = None):
+        """`dirs`: folders in rising precedence (a later one overrides by name); `cached`: the
+        update cache, which overrides the folders before it only with a higher `version`.
+        Default: bundled, the update cache, the user's folder."""
+        if dirs is None:
+            cached = cache_dir() if cached is None else cached
+            dirs = [BUNDLED_DIR, cached, user_dir()]
+        self.dirs = [Path(d) for d in dirs]
+        self.cached = Path(cached) if cached is not None else None
         self._good: dict[Path, Manifest] = {}     # last good manifest per file
         self._stamp: dict[Path, tuple] = {}       # (mtime, size) when last read
         self._errors: dict[Path, str] = {}        # current error per file
@@ -49,6 +67,8 @@ class Catalog:
             if not d.is_dir():
                 continue
             for path in sorted(d.glob("*.toml")):
+                if path.name == INDEX:
+                    continue
                 present.add(path)
                 try:
                     st = path.stat()
@@ -73,8 +93,11 @@ class Catalog:
         by_name: dict[str, Manifest] = {}
         for d in self.dirs:  # later folders override earlier ones by name
             for path, m in sorted(self._good.items()):
-                if path.parent == d:
-                    by_name[m.name] = m
+                if path.parent != d:
+                    continue
+                if d == self.cached and m.name in by_name and m.version <= by_name[m.name].version:
+                    continue  # an update only counts while it is newer than what ships
+                by_name[m.name] = m
         self.by_name = by_name
         return new_errors
 
@@ -83,9 +106,12 @@ class Catalog:
         return list(self._errors.values())
 
     def source(self, name: str) -> str:
-        """Where the manifest in force for this name comes from: 'bundled' or 'user'."""
+        """Where the manifest in force for this name comes from: 'bundled', 'cached' (an
+        update) or 'user'."""
         m = self.by_name.get(name)
-        return "bundled" if m is not None and Path(m.path).parent == BUNDLED_DIR else "user"
+        if m is None or Path(m.path).parent == BUNDLED_DIR:
+            return "bundled"
+        return "cached" if self.cached is not None and Path(m.path).parent == self.cached else "user"
 
     def names(self) -> list[str]:
         return sorted(self.by_name)

@@ -11,54 +11,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-import regex  # re's syntax and meaning, plus a time bound on each search (see Pattern)
+import regex
 
 if sys.version_info >= (3, 11):
-    import re._constants as _sre
-    import re._parser as _sre_parse
     import tomllib
 else:  # pragma: no cover
-    import sre_constants as _sre
-    import sre_parse as _sre_parse
     import tomli as tomllib
 
+from .patterns import SEARCH_BUDGET, Guard, Hint, Pattern, take_faults
 from .screen import ScreenView
+
+__all__ = ["ENGINE", "SEARCH_BUDGET", "Guard", "Hint", "Identity", "Manifest", "ManifestError",
+           "Match", "Pattern", "Rule", "load_manifest", "parse_manifest", "take_faults"]
 
 STATES = ("blocked", "working", "idle")
 FALLBACKS = ("idle", "working")  # never blocked: a false "needs you" costs more than a late one
 ROW_REGIONS = ("screen", "cursor_row", "bottom", "top")
 REGIONS = ROW_REGIONS + ("title", "osc_state")
-_TOP_KEYS = {"name", "display", "version", "tested", "fallback", "identify", "rules", "answers"}
+_TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "identify", "rules",
+             "answers"}
+# The manifest schema this code reads. A manifest that needs more (`engine = N`, a new rule
+# kind) is refused with one line and the last good one keeps running; `manifests update`
+# checks it before it writes anything.
+ENGINE = 1
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
 _RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment"}
-SEARCH_BUDGET = 0.05  # seconds one search may take; bundled rules take microseconds
-_FAULTS: list[str] = []  # rules disabled since the last take_faults(), one line each
-
-
-def take_faults() -> list[str]:
-    """Rules disabled for going over the search budget since the last call (one line each)."""
-    out = _FAULTS[:]
-    del _FAULTS[:]
-    return out
-
-
-class Guard:
-    """One rule's (or one identity key's) health: the first search over the budget disables
-    it for good (until its file is loaded again), with one line naming file and rule. A user's
-    `(a+)+$` on a row of a's would otherwise hold the sidecar, and every pane, for minutes."""
-
-    __slots__ = ("where", "fault")
-
-    def __init__(self, where: str):
-        self.where, self.fault = where, None
-
-    def trip(self, pattern: str) -> None:
-        if self.fault is None:
-            self.fault = (f"{self.where}: disabled: a search took over "
-                          f"{SEARCH_BUDGET * 1000:.0f} ms (pattern {pattern!r})")
-            _FAULTS.append(self.fault)
-
-
 class ManifestError(ValueError):
     """One clear line: file, rule, reason."""
 
@@ -66,93 +43,6 @@ class ManifestError(ValueError):
         self.path, self.rule, self.reason = str(path), rule, reason
         where = f"{self.path}: rule {rule!r}" if rule else self.path
         super().__init__(f"{where}: {reason}")
-
-
-class Pattern:
-    """A compiled regex and pieces of plain text one of which every match contains. Most rows
-    hold none of them, and `literal in text` is far cheaper than a regex that starts with
-    `^\\s*` (tried at every position of a screen: ~30 µs each, ~0.5 µs with the test).
-    Every search is bounded by SEARCH_BUDGET; one over it trips the guard (no match, ever)."""
-
-    __slots__ = ("regex", "literals", "pattern", "flags", "guard")
-
-    def __init__(self, source: str, flags: int = 0, guard: Guard | None = None):
-        self.regex = regex.compile(source, flags | regex.VERSION0)
-        self.pattern, self.flags = source, flags
-        self.guard = guard or Guard("pattern")
-        self.literals = required_literals(re.compile(source, flags))
-
-    def search(self, text: str, pos: int = 0, endpos: int | None = None):
-        if self.guard.fault is not None:
-            return None
-        if self.literals and not any(lit in text for lit in self.literals):
-            return None
-        try:
-            return self.regex.search(text, pos, len(text) if endpos is None else endpos,
-                                     timeout=SEARCH_BUDGET)
-        except TimeoutError:
-            self.guard.trip(self.pattern)
-            return None
-
-    def __repr__(self) -> str:
-        return f"Pattern({self.pattern!r})"
-
-
-def required_literals(regex: re.Pattern) -> tuple[str, ...]:
-    """Plain text every match must contain, one of these pieces (() if nothing useful): read
-    from the regex's own parse tree; a run of literal characters, or one run per branch of an
-    alternation; case-sensitive patterns only."""
-    def best(items) -> tuple[str, ...]:
-        candidates, run = [()], []
-        for op, av in items:
-            if op is _sre.LITERAL:
-                run.append(chr(av))
-                continue
-            candidates.append(("".join(run),))
-            run = []
-            if op is _sre.SUBPATTERN and not (av[1] & re.IGNORECASE):
-                candidates.append(best(av[3]))  # a group that must match
-            elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
-                candidates.append(best(av[2]))  # repeated at least once
-            elif op is _sre.BRANCH:
-                alts = [best(b) for b in av[1]]
-                if all(alts):  # every branch has text: one of them is there
-                    candidates.append(tuple(x for a in alts for x in a))
-        candidates.append(("".join(run),))
-        return max(candidates, key=_rarity)
-
-    try:  # a private module: any surprise means no prefilter
-        parsed = _sre_parse.parse(regex.pattern, regex.flags)
-        if (parsed.state.flags | regex.flags) & re.IGNORECASE:
-            return ()
-        found = best(parsed)
-    except Exception:  # noqa: BLE001
-        return ()
-    return found if _rarity(found) >= 2 else ()
-
-
-def _rarity(pieces: tuple[str, ...]) -> int:
-    """How well pieces filter: the weakest piece's non-blank characters, a non-ASCII one
-    (a dialog's "△" or "│") counting triple; a lone space or "." filters nothing."""
-    return min((sum(3 if ord(c) > 127 else 1 for c in p if not c.isspace()) for p in pieces),
-               default=0)
-
-
-class Hint:
-    """Any of several patterns (see `Manifest.blocked_hint`): separate patterns keep their
-    own literal prefilters, which one big alternation would lose."""
-
-    __slots__ = ("patterns",)
-
-    def __init__(self, patterns):
-        self.patterns = tuple(patterns)
-
-    def search(self, text: str):
-        for p in self.patterns:
-            m = p.search(text)
-            if m is not None:
-                return m
-        return None
 
 
 @dataclass(frozen=True)
@@ -276,6 +166,7 @@ class Manifest:
     blocked_hint: Hint | None = None
     version: int = 1                   # the manifest's own revision
     tested: tuple[str, ...] = ()       # agent releases its rules were checked against
+    engine: int = 1                    # the least ENGINE that reads it
 
     def faults(self) -> list[str]:
         """Its rules (and identity patterns) disabled for going over the search budget."""
@@ -311,6 +202,13 @@ def _patterns(path, rule_id, key, value, flags: int = 0, guard: Guard | None = N
 
 def parse_manifest(data: dict, path: Path | str) -> Manifest:
     path = Path(path)
+    # first: a manifest for a newer engine may use keys and rule kinds this one does not know
+    engine = data.get("engine", 1)
+    if not isinstance(engine, int) or isinstance(engine, bool) or engine < 1:
+        raise ManifestError(path, "'engine' must be a positive integer")
+    if engine > ENGINE:
+        raise ManifestError(path, f"needs engine {engine}; this tmux-agentstate reads engine "
+                                  f"{ENGINE} (upgrade tmux-agentstate)")
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise ManifestError(path, f"unknown key(s) {sorted(unknown)}")
@@ -375,7 +273,8 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     if not isinstance(tested, list) or not all(isinstance(v, str) for v in tested):
         raise ManifestError(path, "'tested' must be a list of version strings")
     return Manifest(name, str(path), str(data.get("display", name)), fallback, identity,
-                    tuple(rules), dict(answers), _blocked_hint(rules), version, tuple(tested))
+                    tuple(rules), dict(answers), _blocked_hint(rules), version, tuple(tested),
+                    engine)
 
 
 def _blocked_hint(rules: list[Rule]) -> Hint | None:

@@ -1,0 +1,53 @@
+"""`manifests list` (each agent's rules in force: version, source, releases tested) and
+`manifests update [--url URL]` (newer rules without a release, into the cache folder)."""
+from __future__ import annotations
+
+import json
+
+from .common import EXIT_FAIL, err
+
+
+def add(sub) -> None:
+    m = sub.add_parser("manifests", help="the per-agent rules: list them, or update them")
+    msub = m.add_subparsers(dest="manifests_command", required=True, metavar="ACTION")
+    ls = msub.add_parser("list", help="each agent's manifest in force: version, source, tested")
+    ls.add_argument("--json", action="store_true", help="one JSON object per agent, in a list")
+    ls.set_defaults(func=cmd_list)
+    up = msub.add_parser("update", help="fetch newer manifests into the cache (network: only now)")
+    up.add_argument("--url", help="the folder of index.toml and the manifests "
+                                  "(default: this project's manifests/ on its main branch)")
+    up.set_defaults(func=cmd_update)
+
+
+def cmd_list(args) -> int:
+    from ..core.catalog import Catalog
+    catalog = Catalog()
+    rows = [{"name": n, "version": m.version, "source": catalog.source(n), "engine": m.engine,
+             "tested": list(m.tested), "path": m.path}
+            for n in catalog.names() for m in [catalog.get(n)]]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            tested = ", ".join(r["tested"]) or "no release"
+            print(f"{r['name']:10s} v{r['version']:<3d} {r['source']:8s} tested on {tested}  "
+                  f"{r['path']}")
+    for e in catalog.errors:
+        err(f"manifest error (last good rules keep running): {e}")
+    return EXIT_FAIL if catalog.errors else 0
+
+
+def cmd_update(args) -> int:
+    from ..core.catalog import BUNDLED_DIR, Catalog, cache_dir
+    from ..updates.update import DEFAULT_URL, InForce, update
+    cache = cache_dir()
+    shipped = Catalog([BUNDLED_DIR, cache], cached=cache)  # the user's own files aside
+    in_force = {n: InForce(shipped.get(n).version, shipped.source(n)) for n in shipped.names()}
+    lines, ok = update(args.url or DEFAULT_URL, cache, in_force)
+    for line in lines:
+        print(line)
+    everything = Catalog()
+    overridden = [n for n in everything.names() if everything.source(n) == "user"]
+    if overridden:
+        print(f"your own manifests still override: {', '.join(overridden)}")
+    return 0 if ok else EXIT_FAIL

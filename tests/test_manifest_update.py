@@ -211,3 +211,34 @@ def test_the_command_prints_lines_and_exits_nonzero_on_a_refusal(site, dirs):
     assert out.returncode == 0
     claude = next(line for line in out.stdout.splitlines() if line.startswith("claude"))
     assert " v2 " in claude and "cached" in claude and str(cache / "claude.toml") in claude
+
+
+def test_the_periodic_check_is_off_by_default_and_runs_once_per_period(site, dirs):
+    from tmux_agentstate.sidecar.config import Config
+    from tmux_agentstate.sidecar.update_check import UpdateCheck
+    assert Config.from_tmux({}).manifest_check == 0  # no network unless the user asks
+    assert Config.from_tmux({"@agentstate-manifest-check": "daily"}).manifest_check == 86400
+    assert Config.from_tmux({"@agentstate-manifest-check": "12"}).manifest_check == 12 * 3600
+    assert Config.from_tmux({"@agentstate-manifest-check": "soon"}).manifest_check == 0
+    cache, _ = dirs
+    hits = []
+    site.publish("claude", claude_v(2), version=2)
+    body = site.files["/m/index.toml"]
+    site.files = _Counting(site.files, hits)
+    assert UpdateCheck(0, site.url, cache).due_in() == 0
+    first = UpdateCheck(86400, site.url, cache)
+    assert first.check_once() == ["claude: updated to v2, was v1 (bundled)"]
+    assert Catalog().get("claude").version == 2 and hits.count("/m/index.toml") == 1
+    second = UpdateCheck(86400, site.url, cache)  # another server's sidecar, the same day
+    assert second.due_in() > 86000 and second.check_once() is None
+    assert hits.count("/m/index.toml") == 1 and body
+
+
+class _Counting(dict):
+    def __init__(self, files, hits):
+        super().__init__(files)
+        self.hits = hits
+
+    def get(self, path, default=None):
+        self.hits.append(path)
+        return super().get(path, default)

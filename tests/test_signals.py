@@ -1,5 +1,6 @@
 """Agent reports (hooks), their lifetime against the screen, notifications, send/answer."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -129,8 +130,8 @@ def test_explain_names_every_signal(tmux_server):
     wait_for(lambda: "Do you want to" in tmux_server.cmd("capture-pane", "-p", "-t", pane), message="prompt")
     hook(tmux_server, pane, "claude", "UserPromptSubmit")
     out = cli(tmux_server, "explain", "-L", tmux_server.name, pane).stdout
-    assert "agent: claude" in out and "MATCH blocked" in out and "AGENTSTATE_AGENT=claude" in out
-    assert "hook report: working" in out and "state: blocked via screen" in out
+    assert re.search(r"agent: claude \(manifest v\d+, bundled: ", out) and "MATCH blocked" in out
+    assert "AGENTSTATE_AGENT=claude" in out and "hook report: working" in out and "state: blocked via screen" in out
 
 
 def test_notify_command_gets_pane_text_as_arguments_once(tmux_server, sidecar, tmp_path):

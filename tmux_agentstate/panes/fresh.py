@@ -26,6 +26,7 @@ class Look:
     hook: Report | None
     session: Report | None
     state: PaneState | None
+    source: str = ""  # where the manifest in force comes from: bundled | cached | user
 
 
 def seeded_screen(view: PaneView) -> PaneScreen:
@@ -87,7 +88,8 @@ def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
     hook = Report.parse(info.report)
     session = session_report(manifest, fg)
     state = combine(manifest is not None, match, newest(hook, session), time.time())
-    return Look(info, fg, manifest, screen, match, hook, session, state)
+    return Look(info, fg, manifest, screen, match, hook, session, state,
+                catalog.source(manifest.name) if manifest else "")
 
 
 def explain(lk: Look) -> list[str]:
@@ -103,7 +105,8 @@ def explain(lk: Look) -> list[str]:
     if lk.manifest is None:
         out.append("agent: none in front → no state (options unset)")
         return out
-    out.append(f"agent: {lk.manifest.name} (manifest {lk.manifest.path})")
+    out.append(f"agent: {lk.manifest.name} (manifest v{lk.manifest.version}, {lk.source}: "
+               f"{lk.manifest.path})")
     out.append(f"title: {lk.screen.title!r}")
     view = lk.screen.view()
     for rule in lk.manifest.rules:

@@ -15,6 +15,20 @@ STYLES = {"blocked": "fg=colour231,bg=colour160,bold",   # white on red
           "working": "fg=colour16,bg=colour220",         # black on amber
           "idle": "fg=colour231,bg=colour61"}            # white on slate blue
 INTAKES = ("pipe", "emulate", "capture")
+CHECK_PERIODS = {"off": 0.0, "daily": 86400.0, "weekly": 7 * 86400.0}
+
+
+def manifest_check_seconds(value: str) -> float:
+    """`@agentstate-manifest-check`: off (default), daily, weekly, or a number of hours (at
+    least 1); anything else is off."""
+    value = value.strip().lower()
+    if value in CHECK_PERIODS:
+        return CHECK_PERIODS[value]
+    try:
+        hours = float(value)
+    except ValueError:
+        return 0.0
+    return max(hours, 1.0) * 3600.0 if hours > 0 else 0.0
 
 
 @dataclass
@@ -40,6 +54,9 @@ class Config:
     icons: dict = field(default_factory=lambda: dict(ICONS))
     styles: dict = field(default_factory=lambda: dict(STYLES))
     notify: NotifyConfig = field(default_factory=NotifyConfig)
+    manifest_check: float = 0.0    # seconds between manifest update checks; 0: never (default:
+                                   # no network unless the user asks)
+    manifest_url: str = ""         # where they come from ("": this project's manifests/)
 
     @classmethod
     def from_tmux(cls, options: dict[str, str], interval: float | None = None) -> "Config":
@@ -62,6 +79,8 @@ class Config:
             c.icons[s] = options.get(f"@agentstate-icon-{s}", c.icons[s])
             c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
         c.notify = NotifyConfig.from_options(options)
+        c.manifest_check = manifest_check_seconds(options.get("@agentstate-manifest-check", "off"))
+        c.manifest_url = options.get("@agentstate-manifest-url", "")
         return c
 
     def badge_format(self) -> str:

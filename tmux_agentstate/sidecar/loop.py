@@ -26,6 +26,7 @@ from .intakes.base import COALESCE
 from .manifests import ManifestWatch
 from .publish import Publisher
 from .runtime import Runtime
+from .update_check import UpdateCheck
 from .watch import PaneWatch, classify, could_be_blocked, read_session
 
 log = logging.getLogger("tmux_agentstate.sidecar")
@@ -54,6 +55,7 @@ class Sidecar:
         self.intakes = [self.intake] + ([self.fallback] if self.fallback is not self.intake else [])
         self.publish = Publisher(tmux, runtime, self.config)
         self.manifests = ManifestWatch(self.catalog)
+        self.update_check = UpdateCheck(self.config.manifest_check, self.config.manifest_url)
         self.identities = Identities(self.catalog)
         self._stop = threading.Event()
         self._next_full = 0.0
@@ -70,6 +72,7 @@ class Sidecar:
         signal.signal(signal.SIGINT, self.stop)
         signal.signal(signal.SIGHUP, lambda *_: self.manifests.reload_soon())
         self.manifests.start()
+        self.update_check.start()
         self.tmux.use_control()
         for e in self.catalog.errors:
             log.error("manifest error: %s", e)
@@ -102,6 +105,7 @@ class Sidecar:
 
     def shutdown(self) -> None:
         self.manifests.stop()
+        self.update_check.stop()
         batch = Batch()
         panes = list(self.panes.values())
         self.publish.withdraw(panes, batch)

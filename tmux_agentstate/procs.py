@@ -153,6 +153,58 @@ def foreground(pane_pid: int) -> Foreground | None:
     return Foreground(pgid, name, cmdline, hint, tuple(kids), tuple(pids), home)
 
 
+def agent_version(fg: Foreground | None) -> str | None:
+    """The agent's release, from the package it runs out of: the `package.json` of the npm
+    package that holds its program (`node …/@anthropic-ai/claude-code/cli.js`, Codex's native
+    binary under `@openai/codex/vendor/`, opencode's `opencode-linux-x64/bin/`), or a Python
+    venv's `<command>*.dist-info` (aider). No process is run. None when it cannot tell."""
+    if fg is None:
+        return None
+    programs = []
+    for pid in fg.pids:  # what each process executes (a native binary, or the interpreter)...
+        try:
+            programs.append(os.readlink(f"/proc/{pid}/exe"))
+        except OSError:
+            pass
+    for argv in (fg.cmdline, *(c for _, c in fg.children)):
+        programs += [a for a in argv[:2] if a.startswith("/")]  # ...and the script it runs
+    for program in programs:
+        version = _npm_version(program) or _dist_version(program)
+        if version:
+            return version
+    return None
+
+
+def _npm_version(program: str) -> str | None:
+    parts = os.path.realpath(program).split("/")
+    if "node_modules" not in parts:
+        return None
+    at = len(parts) - 1 - parts[::-1].index("node_modules")  # the innermost package
+    root = parts[:at + 2 + (at + 1 < len(parts) and parts[at + 1].startswith("@"))]
+    raw = _read_small("/".join(root + ["package.json"]), 65536)
+    try:
+        version = json.loads(raw).get("version") if raw else None
+    except (ValueError, AttributeError):
+        return None
+    return version if isinstance(version, str) and len(version) < 40 else None
+
+
+def _dist_version(program: str) -> str | None:
+    """A console script in a venv's bin/: the venv's `<script>*.dist-info` gives the version
+    (aider's script is `aider`, its distribution `aider_chat`)."""
+    script = os.path.basename(program)
+    venv = os.path.dirname(os.path.dirname(program))
+    if not script or not os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        return None
+    import glob
+    for info in sorted(glob.glob(os.path.join(venv, "lib", "python*", "site-packages",
+                                              f"{glob.escape(script)}*.dist-info"))):
+        name, _, rest = os.path.basename(info)[:-len(".dist-info")].partition("-")
+        if rest and name.replace("_", "-").lower().startswith(script.lower()):
+            return rest
+    return None
+
+
 def claude_session(fg: Foreground) -> tuple[dict, float] | None:
     """Claude Code's own `~/.claude/sessions/<pid>.json` (status idle|busy|waiting) and its
     mtime. Undocumented and read-only: any shape is tolerated, anything odd gives None."""

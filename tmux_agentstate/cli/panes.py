@@ -45,7 +45,13 @@ def cmd_list(args) -> int:
     from ..plugin.popup import format_row
     now = time.time()
     if args.json:
+        from ..core.catalog import Catalog
+        catalog = Catalog()
         for r in rows:
+            m = catalog.get(r["agent"])
+            # whether the fixtures cover the release that runs (None: either is unknown)
+            r["covered"] = (r["agent_version"] in m.tested
+                            if m is not None and m.tested and r["agent_version"] else None)
             print(json.dumps(r, ensure_ascii=False))
         return 0
     if not rows:

@@ -107,6 +107,11 @@ def explain(lk: Look) -> list[str]:
         return out
     out.append(f"agent: {lk.manifest.name} (manifest v{lk.manifest.version}, {lk.source}: "
                f"{lk.manifest.path})")
+    version, tested = procs.agent_version(lk.fg), lk.manifest.tested
+    out.append(f"release: {version or 'unknown'}; "
+               + ("the fixtures cover it" if version in tested else
+                  f"the fixtures cover {', '.join(tested) or 'no release'}: a changed dialog "
+                  "may be missed"))
     out.append(f"title: {lk.screen.title!r}")
     view = lk.screen.view()
     for rule in lk.manifest.rules:

@@ -14,7 +14,8 @@ FORMAT_OPTIONS = ("status-left", "status-right", "window-status-format",
                   "window-status-current-format")
 # what the sidecar publishes on a pane (the contract), then what hooks and pipes leave there
 PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
-                          "@agentstate_source", "@agentstate_detail", "@agentstate_seen")
+                          "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
+                          "@agentstate_agent_version")
 PANE_OPTIONS = PUBLISHED_PANE_OPTIONS + ("@agentstate_report", "@agentstate_pipe",
                                           "@agentstate_recording")
 WINDOW_OPTIONS = ("@agentstate_window",)

@@ -256,6 +256,7 @@ class Sidecar:
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
         w = PaneWatch(info, manifest, pgid, self.intake.new_screen(info), self.intake)
         w.fg = self.identities.foreground(info.pane_id)
+        w.version = procs.agent_version(w.fg)  # once per agent process: its package's metadata
         read_session(w)
         old = self.panes.get(info.pane_id)
         if old is not None:

@@ -41,6 +41,7 @@ class Publisher:
         want = {
             "@agentstate": st.state if st else None,
             "@agentstate_agent": w.manifest.name if st else None,
+            "@agentstate_agent_version": (w.version or "") if st else None,
             "@agentstate_since": str(int(w.since)) if st else None,
             "@agentstate_source": st.source if st else None,
             # the prompt line, for blocked only: a working row's timer would change every second

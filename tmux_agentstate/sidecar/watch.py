@@ -34,6 +34,7 @@ class PaneWatch:
     session: Report | None = None      # Claude's session file, as a report
     seen_at: float | None = None       # unix time a client last showed this pane
     fg: procs.Foreground | None = None
+    version: str | None = None         # the agent's release (procs.agent_version)
     # the FIFO intakes' own (pipe, emulate)
     piped_at: float = 0.0              # when our pipe was last set on it (monotonic)
     last_byte: float = 0.0

@@ -140,7 +140,8 @@ class Reading:
         """Panes that carry a state, with what `list` and the popup show."""
         fields = ("pane_id", "session_name", "window_index", "pane_index", "@agentstate",
                   "@agentstate_agent", "@agentstate_since", "@agentstate_source", "window_name",
-                  "@agentstate_detail")
+                  "@agentstate_agent_version", "@agentstate_detail")  # the detail last: it may
+                                                                      # hold the separator
         fmt = SEP.join(f"#{{{f}}}" for f in fields)
         rows = []
         for line in self.run(["list-panes", "-a", "-F", fmt]):
@@ -150,9 +151,9 @@ class Reading:
             rows.append({"pane": p[0], "target": f"{p[1]}:{p[2]}.{p[3]}", "session": p[1],
                          "window": p[2], "state": p[4], "agent": p[5],
                          "since": int(p[6]) if p[6].isdigit() else None, "source": p[7],
-                         "window_name": p[8],
+                         "window_name": p[8], "agent_version": p[9] or None,
                          # stored with '#' doubled for status lines; give the text back
-                         "detail": SEP.join(p[9:]).replace("##", "#")})
+                         "detail": SEP.join(p[10:]).replace("##", "#")})
         return rows
 
     def resolve_pane(self, target: str) -> PaneInfo:

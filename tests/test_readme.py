@@ -27,5 +27,5 @@ def test_cli_help_lists_the_contract_commands():
     out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "--help"], capture_output=True,
                          text=True).stdout
     for name in ("classify", "watch", "start", "stop", "status", "list", "popup", "hook",
-                 "launch", "explain", "send", "answer"):
+                 "launch", "explain", "send", "answer", "doctor", "manifests", "report"):
         assert name in out

@@ -1,4 +1,4 @@
-"""Commands about agent panes: `list`, `popup`, `explain`, `send`, `answer`."""
+"""Commands about agent panes: `list`, `popup`, `explain`, `send`, `answer`, `report`."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,8 @@ def add(sub) -> None:
     w.set_defaults(func=cmd_popup)
     for name, func, text in (("explain", cmd_explain, "every signal of a pane and why its state is what it is"),
                              ("send", cmd_send, "type text into an agent pane (refused while it is blocked)"),
-                             ("answer", cmd_answer, "answer a blocked pane's dialog (yes, no, …)")):
+                             ("answer", cmd_answer, "answer a blocked pane's dialog (yes, no, …)"),
+                             ("report", cmd_report, "save a bundle of a pane whose state is wrong, for an issue")):
         w = sub.add_parser(name, help=text)
         add_server(w)
         w.add_argument("pane", help="pane id or target, e.g. %%3 or work:1.0")
@@ -23,6 +24,9 @@ def add(sub) -> None:
             w.add_argument("--no-enter", action="store_true", help="do not press Enter after")
         if name == "answer":
             w.add_argument("choice", help="a choice the agent's manifest lists under [answers]")
+        if name == "report":
+            w.add_argument("--into", help="the folder to save it in (default: "
+                                          "~/.local/state/tmux-agentstate/reports)")
         w.set_defaults(func=func)
     ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
     add_server(ls)
@@ -117,3 +121,27 @@ def cmd_answer(args) -> int:
     else:
         print(message)
     return code
+
+
+def cmd_report(args) -> int:
+    from pathlib import Path
+
+    from ..panes.report import ISSUES, save_report
+    from ..tmux import TmuxError
+    from .common import runtime_for
+    tmux = tmux_for(args)
+    try:
+        folder, archive = save_report(tmux, args.pane, runtime_for(tmux),
+                                      Path(args.into) if args.into else None)
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot save the report: {e.strerror or e}") from None
+    print(report_note(folder, archive, ISSUES))
+    return 0
+
+
+def report_note(folder, archive, issues: str) -> str:
+    return (f"saved {folder} ({', '.join(sorted(p.name for p in folder.iterdir()))})\n"
+            f"It holds what the pane shows: read it, then attach {archive} to an issue at "
+            f"{issues} and say which state the pane was really in.")

@@ -40,6 +40,17 @@ def answer(tmux: Tmux, pane: str, choice: str) -> str:
         return f"cannot look at {pane}: {e}"
 
 
+def report(tmux: Tmux, pane: str) -> str:
+    """A miss bundle of the pane (`report`), and where it went."""
+    from ..panes.report import save_report
+    from ..sidecar.runtime import Runtime
+    try:
+        _, archive = save_report(tmux, pane, Runtime(tmux.socket()))
+    except (TmuxError, OSError) as e:
+        return f"no report: {e}"
+    return f"report saved: {archive}; attach it to an issue with the state you saw"
+
+
 def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
     def ui(stdscr) -> str | None:
         curses.curs_set(0)
@@ -63,7 +74,7 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
             stdscr.erase()
             h, w = stdscr.getmaxyx()
             stdscr.addnstr(0, 0, "agents  (\u2191/\u2193 j/k move, Enter jump, y/n answer a blocked one, "
-                                 "q close)", w - 1, curses.A_BOLD)
+                                 "r report a wrong state, q close)", w - 1, curses.A_BOLD)
             if message:
                 stdscr.addnstr(h - 1, 0, message, w - 1, curses.A_BOLD)
             if not rows:
@@ -82,6 +93,8 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
                 sel = max(sel - 1, 0)
             elif key in (curses.KEY_ENTER, 10, 13) and rows:
                 return rows[sel]["pane"]
+            elif key == ord("r") and rows:
+                message = report(tmux, rows[sel]["pane"])
             elif key in (ord("y"), ord("n")) and rows and rows[sel]["state"] == "blocked":
                 choice = "yes" if key == ord("y") else "no"
                 r = rows[sel]

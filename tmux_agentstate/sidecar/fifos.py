@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 CHUNK = 65536
+RECENT = 65536  # the last bytes read from each pane, kept for `report` (a miss bundle)
 
 
 class Fifos:
@@ -21,6 +22,7 @@ class Fifos:
         self.dir = Path(directory)
         self.selector = selectors.DefaultSelector()
         self._fds: dict[str, tuple[int, int]] = {}  # pane id → (read fd, our write fd)
+        self._recent: dict[str, bytearray] = {}
 
     def path_for(self, pane_id: str) -> Path:
         return self.dir / f"pane-{pane_id.lstrip('%')}.fifo"
@@ -42,6 +44,7 @@ class Fifos:
         return path
 
     def close(self, pane_id: str) -> None:
+        self._recent.pop(pane_id, None)
         fds = self._fds.pop(pane_id, None)
         if fds:
             try:
@@ -89,7 +92,17 @@ class Fifos:
             size += len(chunk)
             if len(chunk) < CHUNK:
                 break  # drained (a FIFO holds at most 64 KB)
-        return b"".join(chunks)
+        data = b"".join(chunks)
+        if data:
+            tail = self._recent.setdefault(pane_id, bytearray())
+            tail += data[-RECENT:]
+            if len(tail) > 2 * RECENT:  # trimmed now and then, not at every read
+                del tail[:-RECENT]
+        return data
+
+    def recent(self, pane_id: str) -> bytes:
+        """The last RECENT bytes read from the pane (its tail, not a replayable start)."""
+        return bytes(self._recent.get(pane_id, b"")[-RECENT:])
 
     def close_all(self) -> None:
         for pane_id in list(self._fds):

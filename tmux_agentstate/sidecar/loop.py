@@ -58,6 +58,7 @@ class Sidecar:
         self.update_check = UpdateCheck(self.config.manifest_check, self.config.manifest_url)
         self.identities = Identities(self.catalog)
         self._stop = threading.Event()
+        self._recent_asked = threading.Event()
         self._next_full = 0.0
         self._next_listing = 0.0             # when the sweep lists panes from tmux again
         self.sweeps = 0
@@ -71,6 +72,7 @@ class Sidecar:
         signal.signal(signal.SIGTERM, self.stop)
         signal.signal(signal.SIGINT, self.stop)
         signal.signal(signal.SIGHUP, lambda *_: self.manifests.reload_soon())
+        signal.signal(signal.SIGUSR1, lambda *_: self._recent_asked.set())  # `report`
         self.manifests.start()
         self.update_check.start()
         self.tmux.use_control()
@@ -84,6 +86,9 @@ class Sidecar:
             self.publish.apply(badge)
             next_sweep = time.monotonic()
             while not self._stop.is_set():
+                if self._recent_asked.is_set():
+                    self._recent_asked.clear()
+                    self.publish.recent_bytes(list(self.panes.values()))
                 now = time.monotonic()
                 if now >= next_sweep and not self.intake.holds_sweep(now):
                     self.sweep()

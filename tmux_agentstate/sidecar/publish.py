@@ -162,3 +162,20 @@ class Publisher:
                        "mode": w.intake.name, "state": w.state.state if w.state else None}
                       for w in panes],
         })
+
+    def recent_bytes(self, panes: list[PaneWatch]) -> None:
+        """`report` asked (SIGUSR1): each watched pane's last bytes into the runtime folder
+        (private, 0600), whole or not at all."""
+        for w in panes:
+            data = w.intake.recent(w)
+            if not data:
+                continue
+            path = self.runtime.recent_path(w.pane_id)
+            tmp = path.with_suffix(".tmp")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+            except OSError as e:
+                log.error("cannot write %s: %s", path, e)

@@ -167,6 +167,10 @@ class Runtime:
         finally:
             os.close(fd)
 
+    def recent_path(self, pane_id: str) -> Path:
+        """Where the sidecar writes a pane's last bytes when `report` asks (SIGUSR1)."""
+        return self.dir / f"recent-{pane_id.lstrip('%')}.raw"
+
     def write_status(self, data: dict) -> None:
         tmp = self.status_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1))

@@ -58,6 +58,10 @@ class Intake:
     def detach(self, w: PaneWatch, batch: Batch) -> None:
         """Stop watching `w`; the pane is still there (the agent left it, or we stop)."""
 
+
+    def recent(self, w: PaneWatch) -> bytes:
+        """The last bytes the pane printed, for a miss report (b"": this intake reads none)."""
+        return b""
     def forget(self, w: PaneWatch) -> None:
         """`w`'s pane is gone (tmux closed its pipe already)."""
         self.detach(w, Batch())

@@ -33,6 +33,9 @@ class PipedIntake(Intake):
         batch.close_pipe(w.pane_id)
         self.fifos.close(w.pane_id)
 
+    def recent(self, w: PaneWatch) -> bytes:
+        return self.fifos.recent(w.pane_id)
+
     def forget(self, w: PaneWatch) -> None:
         self.fifos.close(w.pane_id)
 

@@ -33,7 +33,8 @@ def recent_bytes(runtime: Runtime, pane_id: str) -> bytes | None:
     """Ask the running sidecar (SIGUSR1) for the pane's last bytes; None without a sidecar or
     when it does not pipe the pane."""
     pid = runtime.running_pid()
-    if not pid:
+    status = runtime.read_status() or {}
+    if not pid or status.get("pid") != pid or not status.get("recent_on_sigusr1"):
         return None
     path = runtime.recent_path(pane_id)
     asked = time.time()

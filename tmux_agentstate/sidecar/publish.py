@@ -155,6 +155,9 @@ class Publisher:
     def status(self, panes: list[PaneWatch], counters: dict, rule_faults: list[str]) -> None:
         self.runtime.write_status({
             "socket": self.runtime.socket_path, "pid": os.getpid(), "updated": time.time(),
+            # `report` may ask for the panes' last bytes with SIGUSR1 (to a sidecar that does
+            # not say so, an older one, that signal would be fatal)
+            "recent_on_sigusr1": True,
             **counters,
             "tmux_commands": self.tmux.commands_sent,
             "rule_faults": rule_faults,

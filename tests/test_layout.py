@@ -85,3 +85,15 @@ def test_no_module_over_400_lines_no_class_over_250():
     assert not too_long and not too_big, too_long + too_big
     for rel in OVERSIZE:  # split below the bound: off the list
         assert len((PACKAGE / rel).read_text().splitlines()) > MAX_MODULE, f"{rel} may leave OVERSIZE"
+
+
+def test_every_package_ships_in_the_wheel():
+    """A folder missing from pyproject's package list works from the checkout and breaks
+    every installed copy (it did: updates/)."""
+    import re
+    listed = set(re.findall(r'"(tmux_agentstate[\w.]*)"',
+                            (PACKAGE.parent / "pyproject.toml").read_text().split("packages = [")[1]
+                            .split("]")[0]))
+    found = {".".join(p.parent.relative_to(PACKAGE.parent).parts)
+             for p in PACKAGE.rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)

@@ -43,8 +43,16 @@ def test_the_release_comes_from_the_package_it_runs_out_of(tmp_path):
     (venv / "bin").mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (venv / "bin" / "aider").write_text("#!python\n")
-    (venv / "lib" / "python3.11" / "site-packages" / "aider_chat-0.86.2.dist-info").mkdir(parents=True)
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (site / "aider_chat-0.86.2.dist-info").mkdir(parents=True)
+    (site / "aider_chat-0.86.2.dist-info" / "entry_points.txt").write_text(
+        "[console_scripts]\naider = aider.main:main\n")
     assert procs.agent_version(fg(sys.executable, str(venv / "bin" / "aider"))) == "0.86.2"
+    # the interpreter is no console script, whatever distribution starts with its name
+    (site / "python_dateutil-2.9.0.dist-info").mkdir()
+    (site / "python_dateutil-2.9.0.dist-info" / "entry_points.txt").write_text("")
+    (venv / "bin" / "python").write_text("")
+    assert procs.agent_version(fg(str(venv / "bin" / "python"), "-m", "aider")) is None
     assert procs.agent_version(fg("sleep", "600")) is None
     assert procs.agent_version(fg(sys.executable, str(tmp_path / "nowhere.py"))) is None
     broken = npm_package(tmp_path / "c", "broken", "1.0.0")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 
 import psutil
@@ -190,8 +191,9 @@ def _npm_version(program: str) -> str | None:
 
 
 def _dist_version(program: str) -> str | None:
-    """A console script in a venv's bin/: the venv's `<script>*.dist-info` gives the version
-    (aider's script is `aider`, its distribution `aider_chat`)."""
+    """A console script in a venv's bin/: the version of the venv's distribution that
+    declares that script (aider's script is `aider`, its distribution `aider_chat`). The
+    interpreter itself declares nothing, so `python -m x` gives None."""
     script = os.path.basename(program)
     venv = os.path.dirname(os.path.dirname(program))
     if not script or not os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
@@ -200,7 +202,10 @@ def _dist_version(program: str) -> str | None:
     for info in sorted(glob.glob(os.path.join(venv, "lib", "python*", "site-packages",
                                               f"{glob.escape(script)}*.dist-info"))):
         name, _, rest = os.path.basename(info)[:-len(".dist-info")].partition("-")
-        if rest and name.replace("_", "-").lower().startswith(script.lower()):
+        entry_points = (_read_small(os.path.join(info, "entry_points.txt"), 65536) or b"").decode(
+            "utf-8", "replace")
+        if rest and re.search(rf"^\[console_scripts\][^\[]*^{re.escape(script)}\s*=",
+                              entry_points, re.M | re.S):
             return rest
     return None
 

@@ -20,11 +20,12 @@ from tmux_agentstate.updates.update import InForce, update
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAUDE = (BUNDLED_DIR / "claude.toml").read_text()
+V = Catalog([BUNDLED_DIR]).get("claude").version  # the bundled one's; updates are V + n
 
 
 def claude_v(version: int, extra: str = "") -> bytes:
-    text = CLAUDE.replace("\nversion = 1\n", f"\nversion = {version}\n", 1)
-    assert text != CLAUDE or version == 1
+    text = CLAUDE.replace(f"\nversion = {V}\n", f"\nversion = {version}\n", 1)
+    assert text != CLAUDE or version == V
     return (text + extra).encode()
 
 
@@ -110,36 +111,36 @@ def test_the_committed_index_lists_every_manifest_as_it_is():
 
 def test_a_newer_manifest_is_cached_and_runs(site, dirs):
     cache, _ = dirs
-    site.publish("claude", claude_v(2), version=2)
+    site.publish("claude", claude_v(V + 1), version=V + 1)
     lines, ok = run(site, cache)
-    assert ok and lines == ["claude: updated to v2, was v1 (bundled)"]
+    assert ok and lines == [f"claude: updated to v{V + 1}, was v{V} (bundled)"]
     c = Catalog()
-    assert c.source("claude") == "cached" and c.get("claude").version == 2
+    assert c.source("claude") == "cached" and c.get("claude").version == V + 1
     assert not [p for p in cache.iterdir() if p.name.endswith(".part")]
     lines, ok = run(site, cache)  # again: nothing to do
-    assert ok and lines == ["claude: v2 is in force already (cached)"]
+    assert ok and lines == [f"claude: v{V + 1} is in force already (cached)"]
 
 
 def test_precedence_user_then_the_newer_of_cached_and_bundled(site, dirs):
     cache, user = dirs
     cache.mkdir(parents=True)
-    (cache / "claude.toml").write_bytes(claude_v(1, "\n# same version as the bundled one\n"))
+    (cache / "claude.toml").write_bytes(claude_v(V, "\n# same version as the bundled one\n"))
     assert Catalog().source("claude") == "bundled"  # a tie: what ships
-    (cache / "claude.toml").write_bytes(claude_v(3))
+    (cache / "claude.toml").write_bytes(claude_v(V + 2))
     c = Catalog()
-    assert (c.source("claude"), c.get("claude").version) == ("cached", 3)
+    assert (c.source("claude"), c.get("claude").version) == ("cached", V + 2)
     user.mkdir(parents=True)
-    (user / "claude.toml").write_bytes(claude_v(1, "\n# mine\n"))
+    (user / "claude.toml").write_bytes(claude_v(V, "\n# mine\n"))
     assert Catalog().source("claude") == "user"  # the user's own file, whatever its version
 
 
 REFUSALS = {
     "bad hash": (dict(sha="0" * 64), "sha256"),
     "too-new engine": (dict(engine=2), "needs engine 2"),
-    "broken TOML": (dict(body=b"name = 'claude'\nversion = 2\n[[rules]\n"), "invalid TOML"),
-    "rules that do not load": (dict(body=claude_v(2).replace(b"state = \"blocked\"", b"state = \"maybe\"", 1)),
+    "broken TOML": (dict(body=f"name = 'claude'\nversion = {V + 1}\n[[rules]\n".encode()), "invalid TOML"),
+    "rules that do not load": (dict(body=claude_v(V + 1).replace(b"state = \"blocked\"", b"state = \"maybe\"", 1)),
                                "'state' must be one of"),
-    "oversized file": (dict(body=claude_v(2, "#" * 300_000 + "\n")), "over 256 KB"),
+    "oversized file": (dict(body=claude_v(V + 1, "#" * 300_000 + "\n")), "over 256 KB"),
     "slow server": (dict(delay=3.0), "too slow"),
     "trickling server": (dict(trickle=0.01), "too slow"),
     "name differs from the file": (dict(name="codex"), "they must agree"),
@@ -150,17 +151,17 @@ REFUSALS = {
 def test_each_fault_is_refused_with_one_line_and_the_rules_stay(site, dirs, case):
     cache, _ = dirs
     opts, words = REFUSALS[case]
-    body = opts.get("body", claude_v(2))
+    body = opts.get("body", claude_v(V + 1))
     name = opts.get("name", "claude")
     if name != "claude":  # claude's file served under codex's name and entry
-        body = claude_v(2)
-    site.publish(name, body, version=2, engine=opts.get("engine", 1), sha=opts.get("sha"),
+        body = claude_v(V + 1)
+    site.publish(name, body, version=V + 1, engine=opts.get("engine", 1), sha=opts.get("sha"),
                  delay=opts.get("delay", 0), trickle=opts.get("trickle", 0))
     before = Catalog().get(name)
     lines, ok = run(site, cache, deadline=1.0)
     assert not ok and len(lines) == 1, lines
-    assert lines[0].startswith(f"{name}: refused v2: ") and words in lines[0], lines[0]
-    assert lines[0].endswith("kept the bundled v1") and "\n" not in lines[0]
+    assert lines[0].startswith(f"{name}: refused v{V + 1}: ") and words in lines[0], lines[0]
+    assert lines[0].endswith(f"kept the bundled v{before.version}") and "\n" not in lines[0]
     assert not cache.exists() or not list(cache.iterdir())  # nothing written, not even a temp
     after = Catalog().get(name)
     assert (after.path, after.version) == (before.path, before.version)
@@ -168,12 +169,13 @@ def test_each_fault_is_refused_with_one_line_and_the_rules_stay(site, dirs, case
 
 def test_an_older_version_is_refused_and_the_cached_one_stays(site, dirs):
     cache, _ = dirs
-    site.publish("claude", claude_v(3), version=3)
+    site.publish("claude", claude_v(V + 2), version=V + 2)
     assert run(site, cache)[1]
-    site.publish("claude", claude_v(2), version=2)
+    site.publish("claude", claude_v(V + 1), version=V + 1)
     lines, ok = run(site, cache)
-    assert not ok and lines == ["claude: refused v2: older than the cached v3; kept the cached v3"]
-    assert Catalog().get("claude").version == 3
+    assert not ok and lines == [f"claude: refused v{V + 1}: older than the cached v{V + 2}; "
+                                f"kept the cached v{V + 2}"]
+    assert Catalog().get("claude").version == V + 2
 
 
 def test_a_server_that_is_down_or_an_index_that_is_wrong(site, dirs):
@@ -198,19 +200,19 @@ def test_a_server_that_is_down_or_an_index_that_is_wrong(site, dirs):
 def test_the_command_prints_lines_and_exits_nonzero_on_a_refusal(site, dirs):
     cache, _ = dirs
     env = dict(os.environ)
-    site.publish("claude", claude_v(2), version=2, sha="f" * 64)
+    site.publish("claude", claude_v(V + 1), version=V + 1, sha="f" * 64)
     cmd = [sys.executable, "-m", "tmux_agentstate", "manifests", "update", "--url", site.url]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
     assert out.returncode == 1 and "Traceback" not in out.stderr + out.stdout
-    assert out.stdout.startswith("claude: refused v2: sha256 ")
-    site.publish("claude", claude_v(2), version=2)
+    assert out.stdout.startswith(f"claude: refused v{V + 1}: sha256 ")
+    site.publish("claude", claude_v(V + 1), version=V + 1)
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
-    assert out.returncode == 0 and out.stdout == "claude: updated to v2, was v1 (bundled)\n"
+    assert out.returncode == 0 and out.stdout == f"claude: updated to v{V + 1}, was v{V} (bundled)\n"
     out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "manifests", "list"],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
     assert out.returncode == 0
     claude = next(line for line in out.stdout.splitlines() if line.startswith("claude"))
-    assert " v2 " in claude and "cached" in claude and str(cache / "claude.toml") in claude
+    assert f" v{V + 1} " in claude and "cached" in claude and str(cache / "claude.toml") in claude
 
 
 def test_the_periodic_check_is_off_by_default_and_runs_once_per_period(site, dirs):
@@ -222,13 +224,13 @@ def test_the_periodic_check_is_off_by_default_and_runs_once_per_period(site, dir
     assert Config.from_tmux({"@agentstate-manifest-check": "soon"}).manifest_check == 0
     cache, _ = dirs
     hits = []
-    site.publish("claude", claude_v(2), version=2)
+    site.publish("claude", claude_v(V + 1), version=V + 1)
     body = site.files["/m/index.toml"]
     site.files = _Counting(site.files, hits)
     assert UpdateCheck(0, site.url, cache).due_in() == 0
     first = UpdateCheck(86400, site.url, cache)
-    assert first.check_once() == ["claude: updated to v2, was v1 (bundled)"]
-    assert Catalog().get("claude").version == 2 and hits.count("/m/index.toml") == 1
+    assert first.check_once() == [f"claude: updated to v{V + 1}, was v{V} (bundled)"]
+    assert Catalog().get("claude").version == V + 1 and hits.count("/m/index.toml") == 1
     second = UpdateCheck(86400, site.url, cache)  # another server's sidecar, the same day
     assert second.due_in() > 86000 and second.check_once() is None
     assert hits.count("/m/index.toml") == 1 and body

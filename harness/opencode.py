@@ -129,11 +129,11 @@ class Ctx(common.Ctx):
     def wait_gone(self, needle: str, timeout: float = 60) -> str:
         return self.wait(lambda s, *_: needle not in s, f"{needle!r} gone", timeout)
 
-    def blocked_pause(self, u: dict) -> dict:
+    def blocked_pause(self, u: dict, quiet: float = 0.6) -> dict:
         """Before a blocked shot: let the dialog finish drawing; returns the shot's settle
         keyword (none: the default settled shot; a screen that never goes quiet: unsettled)."""
         if u["blocked_quiet"]:
-            self.rec.settle(0.6)
+            self.rec.settle(quiet)
             return {}
         time.sleep(1.5)
         return {"settle": None}
@@ -198,6 +198,12 @@ def ui() -> dict:
         "blocked_quiet": True,                 # the screen goes quiet while a permission waits
         "reply_q": "regression test?",         # the end of the mock's reply-with-a-question
     }
+    if older_than("1.14.0"):
+        # 1.1.65 (and 1.0.185): while a permission dialog is up the TUI keeps repainting the
+        # same cells (a hidden progress bar's frame: the bytes flow, the screen does not change),
+        # so the pane never goes quiet; a blocked shot waits a fixed 1.5 s, taken unsettled.
+        # 1.14.41 is quiet there. Releases between untested.
+        u.update(blocked_quiet=False)
     if older_than("1.1.0"):
         # 1.0.x (seen 1.0.185): no permission dialog. The request is asked inline, under the
         # tool's block in the transcript: "Permission required to run this tool:" and the key
@@ -212,9 +218,7 @@ def ui() -> dict:
                  perm_edit="inline 'Permission required to run this tool:' / 'enter accept  a "
                            "accept always  d deny' under the file's diff",
                  idle_footer="'tab switch agent  ctrl+p commands'",
-                 # the progress bar runs on under the inline permission: never quiet, so a
-                 # blocked shot waits a fixed 1.5 s and is taken like a working one
-                 blocked_quiet=False,
+                 # (blocked_quiet False: here the progress bar visibly runs on)
                  # 1.0.185 at 120 columns left the last streamed words of the reply undrawn
                  # ("Would you like me" and no more) although the turn had finished
                  reply_q="Would you like me")
@@ -274,16 +278,16 @@ def s_first_80(c: Ctx) -> None:
            "Esc twice while waiting for the first token (toast 'The operation was aborted.')")
 
 
-def s_big_160(c: Ctx) -> None:
+def s_big_160(c: Ctx, then_stream: bool = True) -> None:
     u = ui()
     c.wait_idle()
     c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
     if u["question"]:
         c.prompt("let me choose between two designs for the cache layer first")
         c.wait_text("esc dismiss")
-        c.rec.settle(0.6)
+        kw = c.blocked_pause(u)
         c.shot("blocked-question", "blocked", "question",
-               "question tool call: numbered options, '↑↓ select  enter submit  esc dismiss'")
+               "question tool call: numbered options, '↑↓ select  enter submit  esc dismiss'", **kw)
         c.key("Enter")
         c.wait_idle()
         c.shot("idle-after-question-answered", "idle", "after-reply",
@@ -298,14 +302,15 @@ def s_big_160(c: Ctx) -> None:
            f"bash permission (160 columns): {u['perm_bash']}", **kw)
     if u["always_confirm"]:
         c.key(*u["allow_always"])
-        c.rec.settle(0.4)
+        kw = c.blocked_pause(u, 0.4)
         c.shot("blocked-bash-always-selected", "blocked", "bash-permission",
-               "same dialog with 'Allow always' selected (the choice is shown by colour only)")
+               "same dialog with 'Allow always' selected (the choice is shown by colour only)", **kw)
         c.key("Enter")
         c.wait_text(u["always_confirm"])
-        c.rec.settle(0.6)
+        kw = c.blocked_pause(u)
         c.shot("blocked-always-allow-confirm", "blocked", "bash-permission",
-               "'Allow always' asks again: '△ Always allow … until OpenCode is restarted', Confirm / Cancel")
+               "'Allow always' asks again: '△ Always allow … until OpenCode is restarted', Confirm / Cancel",
+               **kw)
         c.key("Enter")
     else:
         skip(c, "blocked-bash-always-selected, blocked-always-allow-confirm",
@@ -319,6 +324,13 @@ def s_big_160(c: Ctx) -> None:
            "accepted always with 'a'; the 10 s command runs", settle=None)
     c.wait_idle(timeout=60)
     c.shot("idle-after-approve", "idle", "after-approve", "the command finished")
+    if then_stream:
+        s_big_160_stream(c)
+
+
+def s_big_160_stream(c: Ctx) -> None:
+    """The second half of big-160 (a session of its own on releases whose byte stream is heavy)."""
+    u = ui()
     c.prompt("walk me through the scheduler slowly")
     c.wait_text("careful walk-through")
     time.sleep(4)
@@ -350,8 +362,8 @@ def s_mid_120(c: Ctx) -> None:
     if u["question"]:
         c.prompt("before changing the logger, ask me which option you should use")
         c.wait_text("esc dismiss")
-        c.rec.settle(0.6)
-        c.shot("blocked-question", "blocked", "question", "question tool dialog (120 columns)")
+        kw = c.blocked_pause(u)
+        c.shot("blocked-question", "blocked", "question", "question tool dialog (120 columns)", **kw)
         c.key("Escape")
         c.wait_idle()
         c.shot("idle-after-dismiss", "idle", "after-reject", "dismissed the question with Esc")
@@ -393,6 +405,18 @@ SESSIONS = [
 ]
 
 
+def sessions() -> list[Session]:
+    """The sessions for the release being driven. Releases before 1.14 (seen 1.1.65) repaint
+    far more bytes per second (1.1.65's big-160 reached 1.08 MB by its last shot): there big-160
+    stops after `idle-after-approve` and its second half (streaming, the write permission, the
+    interrupted stream) runs as `big-160-stream`, a fresh session at the same size."""
+    if not older_than("1.14.0"):
+        return SESSIONS
+    head = lambda c: s_big_160(c, then_stream=False)  # noqa: E731
+    return [SESSIONS[0], Session("big-160", 48, 160, run=head),
+            Session("big-160-stream", 48, 160, run=s_big_160_stream), SESSIONS[2]]
+
+
 # ----------------------------------------------------------------------------------------------
 def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
     (home / ".config" / "opencode").mkdir(parents=True)
@@ -412,9 +436,11 @@ def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
                                  "models": {"mock-model": {"name": "Mock Model"}}}},
            "model": "mock/mock-model", "autoupdate": False, "share": "disabled",
            "permission": {"bash": "ask", "edit": "ask"}}
-    if older_than("1.1.0"):
-        # 1.0.x names the session with the built-in "opencode" provider's free small model
-        # (gpt-5-nano, opencode.ai/zen), which fails offline: point it at the mock as well
+    if older_than("1.14.0"):
+        # 1.0.x and 1.1.x (seen 1.0.185, 1.1.65; not 1.14.41, releases between untested) name
+        # the session with the built-in "opencode" provider's free small model (gpt-5-nano,
+        # opencode.ai/zen), which fails offline (1.1.65 then keeps "New session - <date>" and
+        # the title "OpenCode"): point it at the mock as well
         cfg["small_model"] = "mock/mock-model"
     (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(cfg, indent=2))
 
@@ -431,7 +457,7 @@ def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict)
 
 
 def capture(only: str | None) -> None:
-    common.capture(only, agent="opencode", sessions=SESSIONS, out=OUT, bin_=OC_BIN, install=install,
+    common.capture(only, agent="opencode", sessions=sessions(), out=OUT, bin_=OC_BIN, install=install,
                    run=run_session,
                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25),
                    title="# Real opencode captures; written by harness/opencode.py (do not edit by hand).")

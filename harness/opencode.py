@@ -4,6 +4,7 @@
     python harness/opencode.py install                 # npm install the pinned opencode-ai
     python harness/opencode.py capture [--only NAME]   # run the scenarios, write fixtures/opencode/
     python harness/opencode.py list                    # the sessions
+    python harness/opencode.py capture --version V     # another release: fixtures/opencode/V/
 
 Each session runs the real TUI in a private tmux server (harness/tmuxrec.py) with a throwaway
 HOME (config in ~/.config/opencode/opencode.json: an `@ai-sdk/openai-compatible` provider
@@ -32,16 +33,74 @@ import common  # noqa: E402
 from common import AGENTS, REPO  # noqa: E402
 from tmuxrec import Recording  # noqa: E402
 
-VERSION = "1.18.33"
+PINNED = "1.18.33"
+VERSION = PINNED
 PREFIX = AGENTS / f"opencode-{VERSION}"
 OC_BIN = PREFIX / "node_modules" / ".bin" / "opencode"
 OUT = REPO / "fixtures" / "opencode"
 
 
+def vtuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("-")[0].split("."))
+
+
+def older_than(v: str) -> bool:
+    """True when the release being driven (VERSION) is older than `v`."""
+    return vtuple(VERSION) < vtuple(v)
+
+
+def configure(version: str | None, out: Path | None) -> None:
+    """`--version V` / `--out DIR`: point the install prefix, the binary and the fixture folder
+    (here and on Ctx, whose attributes were bound at class definition) at release V. The pinned
+    release keeps its paths (fixtures/opencode/)."""
+    global VERSION, PREFIX, OC_BIN, OUT
+    if version:
+        VERSION = version
+        PREFIX = AGENTS / f"opencode-{VERSION}"
+        OC_BIN = PREFIX / "node_modules" / ".bin" / "opencode"
+    if out:
+        OUT = out.resolve()
+    elif VERSION != PINNED:
+        OUT = common.release_out("opencode", VERSION)
+    Ctx.version, Ctx.out = VERSION, OUT
+
+
+# 1.0.x (seen 1.0.185) has no ripgrep of its own: it looks for `rg` on PATH, else downloads it
+# from GitHub into ~/.local/share/opencode/bin/ on the first prompt. Offline that fails and every
+# prompt ends at once in an "unknown" error. So for those releases the driver takes ripgrep's
+# wheel from PyPI (it ships the binary), unpacks it once beside the installs and links `rg` into
+# each throwaway HOME's ~/.local/share/opencode/bin/, where the release would have put it.
+RG_VERSION = "14.1.0"
+RG_DIR = AGENTS / f"opencode-ripgrep-{RG_VERSION}"
+RG_BIN = RG_DIR / f"ripgrep-{RG_VERSION}.data" / "scripts" / "rg"
+
+
+def needs_rg() -> bool:
+    return older_than("1.1.0")
+
+
+def install_rg() -> None:
+    if RG_BIN.exists():
+        return
+    import tempfile
+    import zipfile
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--only-binary", ":all:", "--no-deps",
+                        "-d", tmp, f"ripgrep=={RG_VERSION}"], check=True)
+        wheel = next(Path(tmp).glob("ripgrep-*.whl"))
+        RG_DIR.mkdir(parents=True, exist_ok=True)
+        zipfile.ZipFile(wheel).extractall(RG_DIR)
+    RG_BIN.chmod(0o755)
+    print(subprocess.run([str(RG_BIN), "--version"], capture_output=True, text=True).stdout.split("\n")[0])
+
+
 def install() -> None:
     # the postinstall only links the platform binary in; npm 11 may skip it (allowScripts), but
     # bin/opencode.exe already ships as a hard link to opencode-linux-x64/bin/opencode
+    # (1.0.185: bin/opencode is a symlink to it)
     common.npm_install(PREFIX, OC_BIN, "opencode-ai", VERSION)
+    if needs_rg():
+        install_rg()
 
 
 @dataclass
@@ -66,6 +125,18 @@ class Ctx(common.Ctx):
     def __init__(self, sess: Session, rec: Recording, mock_log: Path, only: str | None, index: dict):
         super().__init__(sess, rec, only, index)
         self.log = mock_log
+
+    def wait_gone(self, needle: str, timeout: float = 60) -> str:
+        return self.wait(lambda s, *_: needle not in s, f"{needle!r} gone", timeout)
+
+    def blocked_pause(self, u: dict, quiet: float = 0.6) -> dict:
+        """Before a blocked shot: let the dialog finish drawing; returns the shot's settle
+        keyword (none: the default settled shot; a screen that never goes quiet: unsettled)."""
+        if u["blocked_quiet"]:
+            self.rec.settle(quiet)
+            return {}
+        time.sleep(1.5)
+        return {"settle": None}
 
     def wait_idle(self, timeout: float = 90) -> str:
         scr = self.wait(is_idle, "idle footer", timeout)
@@ -97,9 +168,12 @@ class Ctx(common.Ctx):
         for _ in range(20):
             # a working TUI never goes quiet: the byte copy and tmux's screen can be a frame apart.
             # Retry until the replayed bytes give exactly tmux's screen (what the tests check).
+            # A settled shot of a screen that never goes quiet (1.0.x keeps its progress bar
+            # running under an inline permission) is checked the same way, then retaken unsettled.
             facts = self.rec.snapshot(dest, settle=settle)
-            if settle or self.consistent(dest, facts["tmux_screen"]):
+            if self.consistent(dest, facts["tmux_screen"]):
                 break
+            settle = None
         return facts
 
     def detail(self, facts: dict, dest: Path) -> str:
@@ -108,38 +182,90 @@ class Ctx(common.Ctx):
 
 
 # ----------------------------------------------------------------------------------------------
+# what differs by release: the needles the scripts wait on, the keys they press, the wording of
+# the index's `how`. The pinned release's values first; older releases override them.
+
+def ui() -> dict:
+    u = {
+        "perm": "Permission required",        # on screen while a permission waits
+        "question": True,                      # the model's `question` tool exists
+        "allow_always": ("Right",),            # move to / press "Allow always"
+        "always_confirm": "Always allow",      # "Allow always" asks again (Enter = Confirm)
+        "reject": ("Right", "Right", "Enter"),  # reject from the dialog's buttons
+        "perm_bash": "'Permission required / # Shell command' dialog",
+        "perm_edit": "'Permission required / → Edit <file>' with a diff",
+        "idle_footer": "'tab agents  ctrl+p commands'",
+        "blocked_quiet": True,                 # the screen goes quiet while a permission waits
+        "reply_q": "regression test?",         # the end of the mock's reply-with-a-question
+    }
+    if older_than("1.14.0"):
+        # 1.1.65 (and 1.0.185): while a permission dialog is up the TUI keeps repainting the
+        # same cells (a hidden progress bar's frame: the bytes flow, the screen does not change),
+        # so the pane never goes quiet; a blocked shot waits a fixed 1.5 s, taken unsettled.
+        # 1.14.41 is quiet there. Releases between untested.
+        u.update(blocked_quiet=False)
+    if older_than("1.1.0"):
+        # 1.0.x (seen 1.0.185): no permission dialog. The request is asked inline, under the
+        # tool's block in the transcript: "Permission required to run this tool:" and the key
+        # row "enter accept  a accept always  d deny", while the footer keeps its progress bar
+        # and "esc interrupt" (and the status line shows "◉ 1 Permission"). 'a' allows always
+        # at once (no confirm), 'd' denies, Esc rejects too. No `question` tool (the model gets
+        # bash read glob grep list edit write task webfetch todowrite todoread).
+        u.update(perm="Permission required to run this tool", question=False,
+                 allow_always=("a",), always_confirm=None, reject=("d",),
+                 perm_bash="inline 'Permission required to run this tool:' / 'enter accept  a "
+                           "accept always  d deny' under the '$ <command>' block",
+                 perm_edit="inline 'Permission required to run this tool:' / 'enter accept  a "
+                           "accept always  d deny' under the file's diff",
+                 idle_footer="'tab switch agent  ctrl+p commands'",
+                 # (blocked_quiet False: here the progress bar visibly runs on)
+                 # 1.0.185 at 120 columns left the last streamed words of the reply undrawn
+                 # ("Would you like me" and no more) although the turn had finished
+                 reply_q="Would you like me")
+    return u
+
+
+def skip(c: Ctx, what: str, why: str) -> None:
+    print(f"  -- skipped on {VERSION}: {what} ({why})", flush=True)
+
+
+# ----------------------------------------------------------------------------------------------
 # session scripts
 
 def s_first_80(c: Ctx) -> None:
+    u = ui()
     c.wait_idle()
-    c.shot("idle-start", "idle", "start", "fresh start: logo, empty input box, 'tab agents  ctrl+p commands'")
+    c.shot("idle-start", "idle", "start", f"fresh start: logo, empty input box, {u['idle_footer']}")
     c.prompt("the date parser has a bug with leap years, please fix it")
-    c.wait_text("regression test?")
+    c.wait_text(u["reply_q"])
     c.wait_idle()
     c.shot("idle-reply-question", "idle", "reply-question",
            "reply ending 'Would you like me to add a regression test?'")
     c.prompt("please run `sleep 8 && ls -la` now")
-    c.wait_text("Permission required")
-    c.rec.settle(0.6)
+    c.wait_text(u["perm"])
+    kw = c.blocked_pause(u)
     c.shot("blocked-bash", "blocked", "bash-permission",
-           "bash tool call under permission.bash=ask: 'Permission required / # Shell command' dialog")
+           f"bash tool call under permission.bash=ask: {u['perm_bash']}", **kw)
     c.key("Enter")
+    c.wait_gone(u["perm"])
     c.wait_text("esc interrupt")
     time.sleep(3)
     c.shot("working-tool-running", "working", "tool-running",
-           "approved 'Allow once' with Enter; `sleep 8 && ls -la` runs, 'esc interrupt' footer",
+           ("approved 'Allow once' with Enter" if u["question"] else "accepted with Enter") +
+           "; `sleep 8 && ls -la` runs, 'esc interrupt' footer",
            settle=None)
     c.wait_idle()
     c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
     c.prompt("create src/cache_utils.py with a helper")
-    c.wait_text("Permission required")
-    c.rec.settle(0.6)
+    c.wait_text(u["perm"])
+    kw = c.blocked_pause(u)
     c.shot("blocked-edit", "blocked", "edit-permission",
-           "write tool call under permission.edit=ask: 'Permission required / → Edit <file>' with a diff")
-    c.key("Right", "Right", "Enter")
+           f"write tool call under permission.edit=ask: {u['perm_edit']}", **kw)
+    c.key(*u["reject"])
     c.wait_idle()
     c.shot("idle-after-reject", "idle", "after-reject",
-           "rejected the edit by moving to 'Reject' (Right, Right) and Enter")
+           "rejected the edit by moving to 'Reject' (Right, Right) and Enter" if u["question"] else
+           "denied the edit with 'd'")
     c.prompt("take your time and think about the cache layout")
     c.wait_text("esc interrupt")
     time.sleep(3)
@@ -148,41 +274,63 @@ def s_first_80(c: Ctx) -> None:
     c.key("Escape", "Escape")
     c.wait_idle()
     c.shot("idle-after-interrupt", "idle", "after-interrupt",
-           "Esc twice while waiting for the first token ('interrupted')")
+           "Esc twice while waiting for the first token ('interrupted')" if u["question"] else
+           "Esc twice while waiting for the first token (toast 'The operation was aborted.')")
 
 
-def s_big_160(c: Ctx) -> None:
+def s_big_160(c: Ctx, then_stream: bool = True) -> None:
+    u = ui()
     c.wait_idle()
     c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
-    c.prompt("let me choose between two designs for the cache layer first")
-    c.wait_text("esc dismiss")
-    c.rec.settle(0.6)
-    c.shot("blocked-question", "blocked", "question",
-           "question tool call: numbered options, '↑↓ select  enter submit  esc dismiss'")
-    c.key("Enter")
-    c.wait_idle()
-    c.shot("idle-after-question-answered", "idle", "after-reply",
-           "picked option 1 with Enter; mock answered")
+    if u["question"]:
+        c.prompt("let me choose between two designs for the cache layer first")
+        c.wait_text("esc dismiss")
+        kw = c.blocked_pause(u)
+        c.shot("blocked-question", "blocked", "question",
+               "question tool call: numbered options, '↑↓ select  enter submit  esc dismiss'", **kw)
+        c.key("Enter")
+        c.wait_idle()
+        c.shot("idle-after-question-answered", "idle", "after-reply",
+               "picked option 1 with Enter; mock answered")
+    else:
+        skip(c, "blocked-question, idle-after-question-answered", "no question tool")
     c.prompt("run `sleep 10; echo tests passed` please")
-    c.wait_text("Permission required")
-    c.rec.settle(0.6)
-    c.shot("blocked-bash", "blocked", "bash-permission", "bash permission dialog (160 columns)")
-    c.key("Right")
-    c.rec.settle(0.4)
-    c.shot("blocked-bash-always-selected", "blocked", "bash-permission",
-           "same dialog with 'Allow always' selected (the choice is shown by colour only)")
-    c.key("Enter")
-    c.wait_text("Always allow")
-    c.rec.settle(0.6)
-    c.shot("blocked-always-allow-confirm", "blocked", "bash-permission",
-           "'Allow always' asks again: '△ Always allow … until OpenCode is restarted', Confirm / Cancel")
-    c.key("Enter")
+    c.wait_text(u["perm"])
+    kw = c.blocked_pause(u)
+    c.shot("blocked-bash", "blocked", "bash-permission",
+           "bash permission dialog (160 columns)" if u["question"] else
+           f"bash permission (160 columns): {u['perm_bash']}", **kw)
+    if u["always_confirm"]:
+        c.key(*u["allow_always"])
+        kw = c.blocked_pause(u, 0.4)
+        c.shot("blocked-bash-always-selected", "blocked", "bash-permission",
+               "same dialog with 'Allow always' selected (the choice is shown by colour only)", **kw)
+        c.key("Enter")
+        c.wait_text(u["always_confirm"])
+        kw = c.blocked_pause(u)
+        c.shot("blocked-always-allow-confirm", "blocked", "bash-permission",
+               "'Allow always' asks again: '△ Always allow … until OpenCode is restarted', Confirm / Cancel",
+               **kw)
+        c.key("Enter")
+    else:
+        skip(c, "blocked-bash-always-selected, blocked-always-allow-confirm",
+             "no buttons to select, 'a' accepts always at once")
+        c.key(*u["allow_always"])
+        c.wait_gone(u["perm"])
     c.wait_text("esc interrupt")
     time.sleep(4)
     c.shot("working-tool-running", "working", "tool-running",
-           "confirmed 'Allow always'; the 10 s command runs", settle=None)
+           "confirmed 'Allow always'; the 10 s command runs" if u["always_confirm"] else
+           "accepted always with 'a'; the 10 s command runs", settle=None)
     c.wait_idle(timeout=60)
     c.shot("idle-after-approve", "idle", "after-approve", "the command finished")
+    if then_stream:
+        s_big_160_stream(c)
+
+
+def s_big_160_stream(c: Ctx) -> None:
+    """The second half of big-160 (a session of its own on releases whose byte stream is heavy)."""
+    u = ui()
     c.prompt("walk me through the scheduler slowly")
     c.wait_text("careful walk-through")
     time.sleep(4)
@@ -192,9 +340,11 @@ def s_big_160(c: Ctx) -> None:
     c.wait_idle(timeout=60)
     c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
     c.prompt("write docs/NOTES.md with the release notes")
-    c.wait_text("Permission required")
-    c.rec.settle(0.6)
-    c.shot("blocked-edit", "blocked", "edit-permission", "write permission dialog (160 columns)")
+    c.wait_text(u["perm"])
+    kw = c.blocked_pause(u)
+    c.shot("blocked-edit", "blocked", "edit-permission",
+           "write permission dialog (160 columns)" if u["question"] else
+           f"write permission (160 columns): {u['perm_edit']}", **kw)
     c.key("Enter")
     c.wait_idle()
     c.shot("idle-after-approve-edit", "idle", "after-approve", "allowed the write once; file created")
@@ -207,23 +357,29 @@ def s_big_160(c: Ctx) -> None:
 
 
 def s_mid_120(c: Ctx) -> None:
+    u = ui()
     c.wait_idle()
-    c.prompt("before changing the logger, ask me which option you should use")
-    c.wait_text("esc dismiss")
-    c.rec.settle(0.6)
-    c.shot("blocked-question", "blocked", "question", "question tool dialog (120 columns)")
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-dismiss", "idle", "after-reject", "dismissed the question with Esc")
+    if u["question"]:
+        c.prompt("before changing the logger, ask me which option you should use")
+        c.wait_text("esc dismiss")
+        kw = c.blocked_pause(u)
+        c.shot("blocked-question", "blocked", "question", "question tool dialog (120 columns)", **kw)
+        c.key("Escape")
+        c.wait_idle()
+        c.shot("idle-after-dismiss", "idle", "after-reject", "dismissed the question with Esc")
+    else:
+        skip(c, "blocked-question, idle-after-dismiss", "no question tool")
     c.prompt("execute `git status --short > status.txt` for me")
-    c.wait_text("Permission required")
-    c.rec.settle(0.6)
-    c.shot("blocked-bash", "blocked", "bash-permission", "bash permission dialog (120 columns)")
+    c.wait_text(u["perm"])
+    kw = c.blocked_pause(u)
+    c.shot("blocked-bash", "blocked", "bash-permission",
+           "bash permission dialog (120 columns)" if u["question"] else
+           f"bash permission (120 columns): {u['perm_bash']}", **kw)
     c.key("Escape")
     c.wait_idle()
     c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the command with Esc")
     c.prompt("there's an off-by-one in the pager, can you fix it")
-    c.wait_text("regression test?")
+    c.wait_text(u["reply_q"])
     c.wait_idle()
     c.shot("idle-reply-question", "idle", "reply-question", "reply ending with a question (120 columns)")
     c.prompt("please ponder whether the API needs pagination")
@@ -249,6 +405,18 @@ SESSIONS = [
 ]
 
 
+def sessions() -> list[Session]:
+    """The sessions for the release being driven. Releases before 1.14 (seen 1.1.65) repaint
+    far more bytes per second (1.1.65's big-160 reached 1.08 MB by its last shot): there big-160
+    stops after `idle-after-approve` and its second half (streaming, the write permission, the
+    interrupted stream) runs as `big-160-stream`, a fresh session at the same size."""
+    if not older_than("1.14.0"):
+        return SESSIONS
+    head = lambda c: s_big_160(c, then_stream=False)  # noqa: E731
+    return [SESSIONS[0], Session("big-160", 48, 160, run=head),
+            Session("big-160-stream", 48, 160, run=s_big_160_stream), SESSIONS[2]]
+
+
 # ----------------------------------------------------------------------------------------------
 def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
     (home / ".config" / "opencode").mkdir(parents=True)
@@ -256,6 +424,9 @@ def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
     (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
     (proj / "README.md").write_text("# demo\n")
     subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+    if needs_rg():
+        (home / ".local" / "share" / "opencode" / "bin").mkdir(parents=True)
+        (home / ".local" / "share" / "opencode" / "bin" / "rg").symlink_to(RG_BIN)
     if not sess.provider:
         return
     cfg = {"$schema": "https://opencode.ai/config.json",
@@ -265,6 +436,12 @@ def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
                                  "models": {"mock-model": {"name": "Mock Model"}}}},
            "model": "mock/mock-model", "autoupdate": False, "share": "disabled",
            "permission": {"bash": "ask", "edit": "ask"}}
+    if older_than("1.14.0"):
+        # 1.0.x and 1.1.x (seen 1.0.185, 1.1.65; not 1.14.41, releases between untested) name
+        # the session with the built-in "opencode" provider's free small model (gpt-5-nano,
+        # opencode.ai/zen), which fails offline (1.1.65 then keeps "New session - <date>" and
+        # the title "OpenCode"): point it at the mock as well
+        cfg["small_model"] = "mock/mock-model"
     (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(cfg, indent=2))
 
 
@@ -280,7 +457,7 @@ def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict)
 
 
 def capture(only: str | None) -> None:
-    common.capture(only, agent="opencode", sessions=SESSIONS, out=OUT, bin_=OC_BIN, install=install,
+    common.capture(only, agent="opencode", sessions=sessions(), out=OUT, bin_=OC_BIN, install=install,
                    run=run_session,
                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25),
                    title="# Real opencode captures; written by harness/opencode.py (do not edit by hand).")
@@ -288,7 +465,8 @@ def capture(only: str | None) -> None:
 
 def main() -> None:
     common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
-                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows} provider={s.provider}")
+                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows} provider={s.provider}",
+                configure=configure)
 
 
 if __name__ == "__main__":

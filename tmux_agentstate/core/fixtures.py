@@ -47,6 +47,25 @@ def load_index(root: Path = FIXTURES_DIR) -> list[Fixture]:
     return out
 
 
+KNOWN_MISSES = "known-misses.toml"
+
+
+@dataclass(frozen=True)
+class KnownMiss:
+    """A capture whose screen does not tell its state (`fixtures/known-misses.toml`): the
+    verdict our rules give instead, and why no rule can do better."""
+    verdict: str
+    why: str
+
+
+def load_known_misses(root: Path = FIXTURES_DIR) -> dict[str, KnownMiss]:
+    path = root / KNOWN_MISSES
+    if not path.exists():
+        return {}
+    data = tomllib.loads(path.read_text())
+    return {m["id"]: KnownMiss(m["verdict"], m["why"]) for m in data.get("miss", [])}
+
+
 def accuracy_rows(fixtures: list[Fixture], catalog) -> list[tuple[str, str, str, int, int]]:
     """(agent, version, state, captures, right) for every agent/version/state, sorted."""
     from .screen import replay

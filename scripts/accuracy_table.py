@@ -4,6 +4,8 @@ many captures and how many the manifests classify right.
 
     .venv/bin/python scripts/accuracy_table.py           # print it
     .venv/bin/python scripts/accuracy_table.py --write   # update README.md between the markers
+    .venv/bin/python scripts/accuracy_table.py --manifests DIR   # other rules (e.g. an old
+                                                         # commit's manifests/), for before/after
 
 tests/test_readme.py fails when the README's table is stale.
 """
@@ -23,8 +25,8 @@ BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
 README = ROOT / "README.md"
 
 
-def generated() -> str:
-    return accuracy_markdown(accuracy_rows(load_index(), Catalog([BUNDLED_DIR])))
+def generated(manifests: Path = BUNDLED_DIR) -> str:
+    return accuracy_markdown(accuracy_rows(load_index(), Catalog([manifests])))
 
 
 def in_readme(text: str) -> str | None:
@@ -36,8 +38,11 @@ def in_readme(text: str) -> str | None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--manifests", type=Path, default=BUNDLED_DIR, help="the rules to score")
     args = ap.parse_args()
-    table = generated()
+    table = generated(args.manifests)
+    if args.manifests != BUNDLED_DIR and args.write:
+        ap.error("--write is for the bundled rules only")
     if not args.write:
         print(table)
         return 0

@@ -66,6 +66,11 @@ def load_known_misses(root: Path = FIXTURES_DIR) -> dict[str, KnownMiss]:
     return {m["id"]: KnownMiss(m["verdict"], m["why"]) for m in data.get("miss", [])}
 
 
+def release_key(version: str) -> tuple:
+    """'1.10.2' after '1.9.0': numbers compared as numbers."""
+    return tuple(int(p) if p.isdigit() else p for p in version.replace("-", ".").split("."))
+
+
 def accuracy_rows(fixtures: list[Fixture], catalog) -> list[tuple[str, str, str, int, int]]:
     """(agent, version, state, captures, right) for every agent/version/state, sorted."""
     from .screen import replay
@@ -78,13 +83,26 @@ def accuracy_rows(fixtures: list[Fixture], catalog) -> list[tuple[str, str, str,
         t[1] += got == f.state
     order = {"blocked": 0, "working": 1, "idle": 2}
     return [(a, v, s, n, ok) for (a, v, s), (n, ok) in
-            sorted(tally.items(), key=lambda kv: (kv[0][0], kv[0][1], order.get(kv[0][2], 9)))]
+            sorted(tally.items(), key=lambda kv: (kv[0][0], release_key(kv[0][1]),
+                                                  order.get(kv[0][2], 9)))]
 
 
 def accuracy_markdown(rows) -> str:
-    lines = ["| agent | version | state | captures | right |", "|---|---|---|---:|---:|"]
+    """One row per agent and release: right / captures for each state, and all."""
+    lines = ["| agent | release | blocked | working | idle | all |",
+             "|---|---|---:|---:|---:|---:|"]
+    groups: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
     for agent, version, state, n, ok in rows:
-        lines.append(f"| {agent} | {version} | {state} | {n} | {ok} |")
+        groups.setdefault((agent, version), {})[state] = (ok, n)
+
+    def cell(ok: int, n: int) -> str:
+        return f"{ok}/{n}" if n else "–"
+    for (agent, version), states in groups.items():
+        ok = sum(v[0] for v in states.values())
+        n = sum(v[1] for v in states.values())
+        lines.append(f"| {agent} | {version} | "
+                     + " | ".join(cell(*states.get(s, (0, 0))) for s in ("blocked", "working", "idle"))
+                     + f" | {cell(ok, n)} |")
     total, right = sum(r[3] for r in rows), sum(r[4] for r in rows)
-    lines.append(f"| **all** | | | **{total}** | **{right}** |")
+    lines.append(f"| **all** | | | | | **{right}/{total}** |")
     return "\n".join(lines)

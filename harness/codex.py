@@ -84,6 +84,8 @@ TITLE_SPINNER_SINCE = "0.142.5"
 # '  <model> <effort> · <cwd>' (STATUS_LINE) under the composer (also while a turn runs)
 IDLE_FOOTERS = ("? for shortcuts", "shift+tab to cycle")
 STATUS_LINE = re.compile(r"^  \S+ (minimal|low|medium|high|xhigh|default) · [/~]", re.M)
+# 0.64.0 after Ctrl+C interrupted a turn: the footer stays 'ctrl + c again to quit' (idle)
+CTRL_C_FOOTER = "ctrl + c again to quit"
 # the folder-trust dialog's heading
 TRUST_NEEDLE = [("0.171.0", "Trust this folder"),
                 ("0.142.5", "Do you trust the contents of this directory"),  # 0.142.5, 0.153.4
@@ -93,12 +95,15 @@ TRUST_NEEDLE = [("0.171.0", "Trust this folder"),
 # approvals for every edit and non-trivial command; "Yes" would allow edits without a dialog)
 TRUST_WITHOUT_POLICY_UNTIL = "0.142.5"
 TRUST_ANSWER = [("0.142.5", None), ("0.0.0", "No, ask me to approve")]
+# 0.64.0 at 80x24: the welcome animation pushes the trust options below the screen's last row;
+# option 2 of 2 is then chosen blind with Down, Enter
 # 0.153.4 and older draw a streamed reply only a whole line at a time: a one-paragraph reply shows
 # nothing until it ends. The slow prompts then ask the mock for "line by line" (one sentence per
 # paragraph) so the streaming screen has text on it.
 LINE_STREAM_UNTIL = "0.171.0"
-# the key that interrupts a turn while reply text streams: 0.153.4 ignores Esc then (its status row,
-# which takes the Esc, is hidden while text streams); Ctrl+C interrupts there
+# the key that interrupts a turn while reply text streams: 0.153.4 and 0.64.0 (checked by hand)
+# ignore Esc then (their status row, which takes the Esc, is hidden while text streams); Ctrl+C
+# interrupts there
 STREAM_INTERRUPT_KEY = [("0.171.0", "Escape"), ("0.0.0", "C-c")]
 # a configured model for which Codex shows its model-migration dialog at start
 UPGRADE_MODEL = [("0.171.0", "gpt-5.5"),         # "Meet GPT-6 Sol"
@@ -182,8 +187,8 @@ class Ctx(common.TitleCtx):
         return not older_than(OSC7501_SINCE)
 
     def footer(self, s: str) -> bool:
-        return any(f in s for f in IDLE_FOOTERS) or (older_than(PINNED)
-                                                     and bool(STATUS_LINE.search(s)))
+        return any(f in s for f in IDLE_FOOTERS) or (older_than(PINNED) and (
+            bool(STATUS_LINE.search(s)) or CTRL_C_FOOTER in s))
 
     def pick(self, label: str, tries: int = 8) -> None:
         """Move a numbered menu's cursor ('› 2. …') to the option containing `label`, press Enter.
@@ -226,7 +231,9 @@ class Ctx(common.TitleCtx):
         self.wait_text(by_release(TRUST_NEEDLE))
         self.shot("blocked-trust-folder", "blocked", "trust-folder", how)
         answer = by_release(TRUST_ANSWER)
-        if answer:
+        if answer and answer not in self.rec.screen():
+            self.key("Down", "Enter")
+        elif answer:
             self.pick(answer)
         else:
             self.rec.send("Enter")
@@ -313,7 +320,9 @@ def s_first_run_80(c: Ctx) -> None:
     """80x24, untrusted git folder: trust dialog, then a full tour of the basic states."""
     c.trust("first run in a git folder not yet in config: Codex asks to trust it")
     c.wait_ready()
-    c.shot("idle-start", "idle", "start", "trusted the folder with Enter; empty composer")
+    c.shot("idle-start", "idle", "start", "trusted the folder with Enter; empty composer"
+           if not by_release(TRUST_ANSWER) else
+           f"answered the trust dialog '{by_release(TRUST_ANSWER)}…'; empty composer")
     c.prompt("could you run `mkdir -p dist && cp main.py dist/` for me")
     c.wait_text("Would you like to run the following command")
     c.shot("blocked-command", "blocked", "command-approval",

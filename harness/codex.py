@@ -105,6 +105,10 @@ LINE_STREAM_UNTIL = "0.171.0"
 # ignore Esc then (their status row, which takes the Esc, is hidden while text streams); Ctrl+C
 # interrupts there
 STREAM_INTERRUPT_KEY = [("0.171.0", "Escape"), ("0.0.0", "C-c")]
+# 0.142.5: Esc before the first token cancels the turn and puts the prompt back into the
+# composer (no "Conversation interrupted"); the next prompt would be typed after it. Older
+# releases get a Ctrl+U (clear the line; harmless when empty) before each prompt.
+CLEAR_COMPOSER_UNTIL = "0.171.0"
 # a configured model for which Codex shows its model-migration dialog at start
 UPGRADE_MODEL = [("0.171.0", "gpt-5.5"),         # "Meet GPT-6 Sol"
                  ("0.153.4", "gpt-5.4"),         # "GPT-5.4 is no longer available" -> 5.6 Terra
@@ -303,6 +307,9 @@ class Ctx(common.TitleCtx):
             self.type_and_submit(text, lambda mark: any(x.startswith("state=working")
                                                         for x in self.osc_states(mark)))
             return
+        if older_than(CLEAR_COMPOSER_UNTIL):
+            self.rec.send("C-u")
+            time.sleep(0.3)
         self.rec.type(text, enter=False, delay=0.01)
         time.sleep(0.5)
         self.submit(text, lambda m: self.mock_requests()[0] > m,

@@ -315,6 +315,38 @@ class Ctx(common.TitleCtx):
         self.submit(text, lambda m: self.mock_requests()[0] > m,
                     mark=lambda: self.mock_requests()[0])
 
+    def take(self, dest: Path, settle: float | None) -> dict:
+        """Older releases animate screens that never go quiet (0.64.0's welcome art under the
+        trust / sign-in screens): wait up to the settle time, then copy exactly the bytes of a
+        40 ms quiet window, so the .screen.txt is the screen of the copied prefix. The pinned
+        release keeps the plain snapshot."""
+        if VERSION == PINNED:
+            return super().take(dest, settle)
+        if not settle:   # a working screen redraws every 80 ms (spinner, timer, title): be quick
+            return self.snapshot_checked(dest)
+        self.rec.settle(settle)
+        try:
+            return self.rec.snapshot_quiet(dest, settle=None)
+        except TimeoutError:
+            return self.snapshot_checked(dest)
+
+    def snapshot_checked(self, dest: Path, tries: int = 40) -> dict:
+        """Copy the bytes seen around a capture-pane, keep them once our emulator replays them to
+        exactly tmux's screen (the same check as tests/test_fixtures.py)."""
+        sys.path.insert(0, str(REPO))
+        from tmux_agentstate.core.screen import replay
+        for _ in range(tries):
+            time.sleep(0.06)   # let `cat` flush what tmux already handed it
+            n0 = self.rec.raw.stat().st_size
+            scr = self.rec.screen()
+            data = self.rec.raw.read_bytes()[:n0]
+            want = [r.rstrip() for r in scr.split("\n")]
+            want = (want + [""] * self.s.rows)[: self.s.rows]
+            if replay(data, self.s.rows, self.s.cols).rows() == want:
+                dest.write_bytes(data)
+                return {"bytes": n0, "tmux_screen": scr, "title": self.rec.title()}
+        raise TimeoutError(f"no snapshot of {dest.name} replays to tmux's screen")
+
     def detail(self, facts: dict, dest: Path) -> str:
         of = osc_facts(dest.read_bytes())
         return f" title={facts['title']!r} osc={of['osc_state']!r}"

@@ -102,8 +102,8 @@ TRUST_ANSWER = [("0.142.5", None), ("0.0.0", "No, ask me to approve")]
 # paragraph) so the streaming screen has text on it.
 LINE_STREAM_UNTIL = "0.171.0"
 # the key that interrupts a turn while reply text streams: 0.153.4, 0.142.5 and 0.64.0 (checked
-# by hand) ignore Esc then (their status row, which takes the Esc, is hidden while text streams); Ctrl+C
-# interrupts there
+# by hand) ignore Esc then (their status row, which takes the Esc, is hidden while text
+# streams); Ctrl+C interrupts there
 STREAM_INTERRUPT_KEY = [("0.171.0", "Escape"), ("0.0.0", "C-c")]
 # 0.142.5: Esc before the first token cancels the turn and puts the prompt back into the
 # composer (no "Conversation interrupted"); the next prompt would be typed after it. Older

@@ -26,6 +26,8 @@ Replies are scripted by keywords in the LAST user message (case-insensitive), fi
 |                                           | it to the chat)                                           |
 | create|edit|patch|write|add + a file name | an `apply_patch` edit adding that file                    |
 | think|ponder|take your time|deliberate    | a delay (--delay-seconds, 40) before the first token      |
+| line by line                              | the same slow stream, one sentence per paragraph (older   |
+|                                           | Codex releases show a reply only a whole line at a time)  |
 | slowly|in detail|essay|walk me through    | a slow stream: many small deltas over --slow-seconds (25) |
 | ask me|which option|choose between       | a `request_user_input` question tool call (Codex: Plan    |
 |                                           | mode only; opencode: its `question` tool)                 |
@@ -66,6 +68,9 @@ SLOW_TEXT = (
     "bytes. Finally, a short summary lists how many records were read, skipped and written, "
     "which makes regressions easy to spot when the input changes."
 )
+# SLOW_TEXT one sentence per paragraph: Codex 0.153.4 and older draw streamed text only once a
+# line is complete, so a one-paragraph reply shows nothing until it ends
+SLOW_LINES_TEXT = re.sub(r"(?<=\.) (?=[A-Z])", "\n\n", SLOW_TEXT)
 QUESTION_TEXT = (
     "I found the problem: the loop stops one element early because the upper bound is "
     "exclusive twice. Changing `range(n - 1)` to `range(n)` fixes it, and the existing tests "
@@ -107,6 +112,8 @@ def choose(text: str, tool_result: bool) -> dict:
             return {"kind": "patch", "file": fm.group(1)}
     if re.search(r"\b(think|ponder|take your time|deliberate)\b", low):
         return {"kind": "delay"}
+    if re.search(r"\bline by line\b", low):
+        return {"kind": "slow_lines"}
     if re.search(r"\b(slowly|in detail|essay|walk me through)\b", low):
         return {"kind": "slow"}
     if re.search(r"\b(bug|fix|regression|off-by-one)\b", low):
@@ -125,6 +132,8 @@ def final_text(sc: dict, tool_output: str = "") -> str:
         return QUESTION_TEXT
     if kind == "slow":
         return SLOW_TEXT
+    if kind == "slow_lines":
+        return SLOW_LINES_TEXT
     if kind == "delay":
         return "After thinking it over: the approach is sound, no changes needed."
     if kind == "side":
@@ -227,7 +236,11 @@ def command_args(tool: dict, command: str, escalate: bool) -> dict:
         args["command"] = command
     if "workdir" in props:
         pass  # default: the session cwd
-    if escalate and ("sandbox_permissions" in props or not props):
+    if escalate and "with_escalated_permissions" in props:
+        # older Codex releases (e.g. 0.64.0): the `shell` tool's boolean escalation flag
+        args["with_escalated_permissions"] = True
+        args["justification"] = f"Running `{command}` needs to write outside the read-only sandbox."
+    elif escalate and ("sandbox_permissions" in props or not props):
         args["sandbox_permissions"] = "require_escalated"
         args["justification"] = f"Running `{command}` needs to write outside the read-only sandbox."
     if "description" in props:
@@ -377,10 +390,10 @@ def serve_responses(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
         ev("response.output_item.added", output_index=idx, item=item)
         output.append(item)
         ok = ev("response.output_item.done", output_index=idx, item=item)
-    elif kind == "slow":
+    elif kind in ("slow", "slow_lines"):
         n = max(20, int(SLOW_SECONDS / 0.2))
-        pieces = chunks(SLOW_TEXT, n)
-        ok = text_item(SLOW_TEXT, n, SLOW_SECONDS / max(1, len(pieces)))
+        pieces = chunks(final_text(sc), n)
+        ok = text_item(final_text(sc), n, SLOW_SECONDS / max(1, len(pieces)))
     elif kind == "delay":
         ok = text_item(final_text(sc), 8, 0.05, first_delay=DELAY_SECONDS)
     elif kind == "side" and ((body.get("text") or {}).get("format") or {}).get("type") == "json_schema":
@@ -526,7 +539,7 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
             ok = ok and chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[i:i + 40]}}]})
         ok = ok and chunk({}, "tool_calls")
     else:
-        if sc["kind"] == "slow":
+        if sc["kind"] in ("slow", "slow_lines"):
             n = max(20, int(SLOW_SECONDS / 0.2))
             pieces, pause = chunks(reply, n), SLOW_SECONDS / n
         else:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from conftest import wait_for
+from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
 from test_plugin import NO_VENV, fake_python, fresh_venv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +48,8 @@ def test_healthy(tmux_server, tmp_path, isolated_config):
     out = doctor(tmux_server, run, path_dir=bin_dir)
     assert out.returncode == 0, out.stdout
     assert out.stdout.rstrip().endswith("healthy") and not problems(out)
-    for what in ("tmux 3", "manifest claude v1 (bundled", "#{agentstate} interpolated in status-right",
+    claude_v = Catalog([BUNDLED_DIR]).get("claude").version
+    for what in ("tmux 3", f"manifest claude v{claude_v} (bundled", "#{agentstate} interpolated in status-right",
                  "#{agentstate_window} interpolated in window-status-format",
                  "prefix + A opens the agent list", "client-detached", "is private",
                  "sidecar running"):

@@ -59,6 +59,7 @@ RETRYING = "retrying in"          # the spinner row while a 529 is retried
 STREAMING = "Here is a walk"      # on screen while the mock's long reply streams
 READ_DLG = "Esc to cancel"        # with DLG_BASH: the Read-outside-the-project dialog is up
 ENTER_PAUSE = 0.4                 # between the last typed character and Enter
+ENTER_RETRY = False               # press Enter again while the prompt is still in the box
 FULLSCREEN = True                 # the release has the fullscreen renderer (`tui` setting)
 UNSUPPORTED: dict[str, str] = {}  # scenario -> why it cannot run on this release
 PROJECT_KEYS: dict = {}           # more keys a trusted project's entry in ~/.claude.json needs
@@ -80,45 +81,59 @@ def release_differences() -> None:
     """Repoint the needles and switches above for an older release (called by configure);
     each difference names the release it was seen in (NOTES-claude.md has the screens)."""
     global PROMPT, MODE_FLAG, DEFAULT_MODE, RETRYING, FULLSCREEN, DLG_TRUST, DLG_PLAN, STREAMING
-    global READ_DLG, ENTER_PAUSE
+    global READ_DLG, ENTER_PAUSE, ENTER_RETRY
     if older_than("2.1.0"):
-        # 2.0.77, 1.0.128: the input box is a ">" row between two rules with "? for shortcuts"
-        # under it; the modes are default / acceptEdits / plan / bypassPermissions ("default"
+        # 2.0.77, 1.0.128: the input box is a prompt row between two rules with "? for
+        # shortcuts" under it; the modes are default / acceptEdits / plan / bypassPermissions ("default"
         # shows no mode text, the others "⏵⏵ accept edits on (shift+tab to cycle)"); one
         # renderer only (main screen, no `tui` setting); a 529 is retried with "Retrying in 1
         # second… (attempt 1/10)"; the plan dialog reads "Ready to code? … Here is Claude's
         # plan: … Would you like to proceed?" and the plan is ExitPlanMode's `plan` input.
-        PROMPT = ">"
         MODE_FLAG = "default"
         DEFAULT_MODE = None
         FULLSCREEN = False
         RETRYING = "Retrying in"
-        # 1.0.128 shows no reply text until the block ends: while it streams, only the spinner
-        # row's token count ("✻ Cooking… (esc to interrupt · 9s · ↓ 326 tokens)") moves
-        STREAMING = " tokens)"
         # the trust dialog's title and "yes" label vary (an A/B test in 2.0.77: "Do you trust
         # the files in this folder?" / "Yes, proceed", "Ready to code here?" / "Yes,
         # continue", "Accessing workspace" / "Yes, I trust this folder"); "No, exit" is in
         # all, second, after the selected "yes"
+        # 2.0.77 shows neither the reply text nor a token count while a reply streams (the
+        # text appears at once when the block ends): the spinner row "✻ Mustering… (esc to
+        # interrupt)" is all there is
+        STREAMING = WORKING
         DLG_TRUST = "No, exit"
         DLG_PLAN = "Would you like to proceed?"
-        # the permission dialogs have no footer (1.0.128: a "│ … │" box ending with
-        # "3. No, and tell Claude what to do differently (esc)"); the Read one is titled
-        # "Read file"
+        # 1.0.128's permission dialogs have no footer (a "│ … │" box ending with "3. No, and
+        # tell Claude what to do differently (esc)"); the Read one is titled "Read file"
         READ_DLG = "Read file"
         # 1.0.128 took an Enter 0.4 s after the last typed character as part of a paste (a
-        # newline in the box, nothing sent)
+        # newline in the box, nothing sent), mostly for a session's first prompt
         ENTER_PAUSE = 1.2
+        ENTER_RETRY = True
         FIRSTRUN_WALK[:] = [
             ("Choose the text style", "theme-picker", ["Down", "Enter"], "theme picker"),
-            ("Do you want to use this API key?", "api-key-approval", ["Up", "Enter"],
+            ("Do you want to use this API key?", "api-key-approval", ["choose:Yes"],
              "'Detected a custom API key' dialog (default No)"),
             ("Press Enter to continue", "security-notes", ["Enter"],
              "security notes, waits for Enter"),
-            (DLG_TRUST, "folder-trust", ["Enter"], "folder trust dialog (its 'yes' first and "
-             "selected)"),
+            (DLG_TRUST, "folder-trust", ["choose:Yes, "], "folder trust dialog"),
+        ]
+    elif older_than(PINNED):
+        # 2.1.220: the pinned release's screens, but the order of the first-run dialogs and of
+        # their options is not assumed: walk them
+        FIRSTRUN_WALK[:] = [
+            (DLG_THEME, "theme-picker", ["Down", "Enter"], "theme picker"),
+            (DLG_KEY, "api-key-approval", ["choose:Yes"],
+             "'Detected a custom API key' dialog (default No)"),
+            (DLG_NOTES, "security-notes", ["Enter"], "security notes, waits for Enter"),
+            (DLG_TRUST, "folder-trust", ["choose:Yes, "], "folder trust dialog"),
         ]
     if older_than("2.0.0"):
+        # 1.0.128: the prompt glyph is ">" (2.0.77 already has "❯")
+        PROMPT = ">"
+        # 1.0.128 shows no reply text until the block ends: while it streams, only the spinner
+        # row's token count ("✻ Cooking… (esc to interrupt · 9s · ↓ 326 tokens)") moves
+        STREAMING = " tokens)"
         # 1.0.128 dies at start ("TypeError: B.allowedTools is not iterable") when the
         # project's entry has no allowedTools list
         PROJECT_KEYS.update(allowedTools=[])
@@ -256,7 +271,7 @@ class Session:
         self.rec.type(text, enter=False, delay=0.01)
         time.sleep(ENTER_PAUSE)
         self.rec.send("Enter")
-        if PROMPT != "❯":  # older releases: Enter again while the text is still in the box
+        if ENTER_RETRY:  # older releases: Enter again while the text is still in the box
             for _ in range(2):
                 time.sleep(2.5)
                 if text[:24] not in self.input_box():
@@ -307,6 +322,12 @@ class Session:
         else:
             log(f"[{self.tag}] {name}: screen kept changing during the copy")
         facts = {"bytes": dest.stat().st_size, "tmux_screen": after}
+        if state == "working" and WORKING not in after:
+            # the truth comes from the screen: a turn that ended before the copy is no
+            # "working" capture (never seen on 2.1.332; 2.0.77 shows a reply only once done)
+            dest.unlink()
+            raise RuntimeError(f"[{self.tag}] {name}: '{WORKING}' gone from the screen before "
+                               f"the snapshot:\n{after}")
         (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
         status = self.session_status()
         with LOCK:
@@ -484,6 +505,22 @@ def sc_plan(s: Session, p: dict) -> None:
 FIRSTRUN_WALK: list[tuple[str, str, list[str], str]] = []
 
 
+def choose(s: Session, label: str) -> None:
+    """Move the "❯" selection of the list on screen to the option containing `label`, then
+    Enter (the order of a dialog's options differs between releases)."""
+    for key in ("Down", "Up"):
+        for _ in range(4):
+            rows = s.rec.screen().splitlines()
+            sel = [l for l in rows if "❯" in l and l.split("❯", 1)[1].strip()]
+            if sel and label in sel[-1]:
+                s.rec.send("Enter")
+                time.sleep(0.5)
+                return
+            s.rec.send(key)
+            time.sleep(0.4)
+    raise TimeoutError(f"[{s.tag}] no option {label!r} to select:\n{s.rec.screen()}")
+
+
 def walk_first_run(s: Session, what: str) -> None:
     """Older releases: snapshot each first-run screen FIRSTRUN_WALK knows as it comes up, accept
     it with its keys, until the REPL's input box and idle footer are up. In the classic renderer
@@ -506,6 +543,9 @@ def walk_first_run(s: Session, what: str) -> None:
             needle, kind, keys, desc = hit
             s.snap("blocked", kind, f"{what}: {desc}")
             for k in keys:
+                if k.startswith("choose:"):
+                    choose(s, k[len("choose:"):])
+                    continue
                 s.rec.send(k)
                 time.sleep(0.5)
             done.append(kind)
@@ -613,7 +653,8 @@ def sc_accept_edits(s: Session, p: dict) -> None:
     s.wait("accept edits on", timeout=5)
     s.snap("idle", "accept-edits-mode", "idle in accept-edits mode (no '? for shortcuts' footer)")
     s.prompt(f"{p['ae_prompt']} WRITEFILE {p['ae_file']}")
-    s.wait(WORKING, timeout=20)
+    # 2.0.77 can finish the whole turn between two looks at the screen
+    s.wait_any(WORKING, "The step finished", timeout=20)
     s.wait_idle(timeout=40)
     s.snap("idle", "approved-done", "in accept-edits mode the Write ran without a dialog; turn over")
     back_to_default_mode(s)  # accept edits -> plan -> auto -> manual

@@ -60,6 +60,8 @@ STREAMING = "Here is a walk"      # on screen while the mock's long reply stream
 READ_DLG = "Esc to cancel"        # with DLG_BASH: the Read-outside-the-project dialog is up
 ENTER_PAUSE = 0.4                 # between the last typed character and Enter
 ENTER_RETRY = False               # press Enter again while the prompt is still in the box
+STALE_WORKING_ROW = False         # a finished turn can leave its working footer row on screen
+FULLSCREEN_OPT_IN = False         # the fullscreen renderer is not the default: ask for it
 FULLSCREEN = True                 # the release has the fullscreen renderer (`tui` setting)
 UNSUPPORTED: dict[str, str] = {}  # scenario -> why it cannot run on this release
 PROJECT_KEYS: dict = {}           # more keys a trusted project's entry in ~/.claude.json needs
@@ -81,7 +83,7 @@ def release_differences() -> None:
     """Repoint the needles and switches above for an older release (called by configure);
     each difference names the release it was seen in (NOTES-claude.md has the screens)."""
     global PROMPT, MODE_FLAG, DEFAULT_MODE, RETRYING, FULLSCREEN, DLG_TRUST, DLG_PLAN, STREAMING
-    global READ_DLG, ENTER_PAUSE, ENTER_RETRY
+    global READ_DLG, ENTER_PAUSE, ENTER_RETRY, STALE_WORKING_ROW, FULLSCREEN_OPT_IN
     if older_than("2.1.0"):
         # 2.0.77, 1.0.128: the input box is a prompt row between two rules with "? for
         # shortcuts" under it; the modes are default / acceptEdits / plan / bypassPermissions ("default"
@@ -121,6 +123,13 @@ def release_differences() -> None:
     elif older_than(PINNED):
         # 2.1.220: the pinned release's screens, but the order of the first-run dialogs and of
         # their options is not assumed: walk them
+        # 2.1.220 (fullscreen 60x20) left "⏸ manual mode on · esc to interrupt" as a stale row
+        # above the input box after a turn ended, the real idle footer below the box
+        STALE_WORKING_ROW = True
+        # 2.1.220: "✻ API error · Retrying in 1s · attempt 1/10" (capital R)
+        # 2.1.220: the classic renderer is the default; fullscreen is `tui: "fullscreen"`
+        FULLSCREEN_OPT_IN = True
+        RETRYING = "Retrying in"
         FIRSTRUN_WALK[:] = [
             (DLG_THEME, "theme-picker", ["Down", "Enter"], "theme picker"),
             (DLG_KEY, "api-key-approval", ["choose:Yes"],
@@ -220,6 +229,8 @@ class Session:
         cmd = [str(BIN), "--permission-mode", MODE_FLAG]
         if renderer == "classic" and FULLSCREEN:
             cmd += ["--settings", '{"tui":"default"}']
+        elif renderer == "fullscreen" and FULLSCREEN_OPT_IN:
+            cmd += ["--settings", '{"tui":"fullscreen"}']
         self.cmd = cmd
         self.rec = Recording(RUNS / f"rec-claude-{stamp}", cmd, rows=rows, cols=cols, env=env,
                              cwd=self.proj, socket_name=f"agentstate-claude-{stamp}")
@@ -254,17 +265,35 @@ class Session:
         (a dialog replaces the footer; a running turn shows "esc to interrupt")."""
         deadline = time.time() + timeout
         while True:
-            scr = self.wait(PROMPT, timeout=max(1.0, deadline - time.time()), absent=(WORKING,))
+            if STALE_WORKING_ROW:
+                scr = self.rec.screen()
+                if PROMPT not in scr or self.busy(scr):
+                    if time.time() > deadline:
+                        raise TimeoutError(f"[{self.tag}] never idle; screen:\n{scr}")
+                    time.sleep(0.1)
+                    continue
+            else:
+                scr = self.wait(PROMPT, timeout=max(1.0, deadline - time.time()),
+                                absent=(WORKING,))
             tail = "\n".join(l for l in scr.splitlines() if l.strip())[-400:]
             if any(f in tail for f in IDLE_FOOTERS):
                 time.sleep(1.0)
                 again = self.rec.screen()
                 tail2 = "\n".join(l for l in again.splitlines() if l.strip())[-400:]
-                if WORKING not in again and any(f in tail2 for f in IDLE_FOOTERS):
+                if not self.busy(again) and any(f in tail2 for f in IDLE_FOOTERS):
                     return again
             if time.time() > deadline:
                 raise TimeoutError(f"[{self.tag}] never idle; screen:\n{scr}")
             time.sleep(0.1)
+
+    def busy(self, scr: str) -> bool:
+        """A turn runs: "esc to interrupt" on screen; with STALE_WORKING_ROW only below the
+        input row (2.1.220 can leave a stale working footer row above the box)."""
+        if not STALE_WORKING_ROW:
+            return WORKING in scr
+        rows = scr.splitlines()
+        last = max((i for i, l in enumerate(rows) if l.startswith(PROMPT)), default=-1)
+        return any(WORKING in l for l in rows[last + 1:]) if last >= 0 else WORKING in scr
 
     def prompt(self, text: str) -> None:
         # a character at a time (tmuxrec.type sends ";", a tmux command separator, escaped)

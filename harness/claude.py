@@ -31,10 +31,13 @@ import common  # noqa: E402
 from common import AGENTS, REPO  # noqa: E402
 from tmuxrec import Recording  # noqa: E402
 
-VERSION = "2.1.332"
+PINNED = "2.1.332"
+VERSION = PINNED
 PREFIX = AGENTS / f"claude-{VERSION}"
 BIN = PREFIX / "node_modules" / ".bin" / "claude"
 OUT = REPO / "fixtures" / "claude"
+RUNS = AGENTS          # where the throwaway HOME / project / recording dirs of a session go
+MOCK_LOG = AGENTS / "claude-mock-requests.jsonl"
 KEY = "sk-ant-api03-mock-0123456789abcdefghijKLMNOPQRSTuvwx"
 
 # screen needles (plain substrings of tmux's capture-pane)
@@ -48,8 +51,124 @@ DLG_TRUST = "Yes, I trust this folder"
 DLG_KEY = "Do you want to use this API key?"
 DLG_THEME = "Choose the text style"
 DLG_NOTES = "Press Enter to continue"
+PROMPT = "❯"                      # the input box's prompt glyph
+IDLE_FOOTERS = ("? for shortcuts", "(shift+tab to cycle)")
+MODE_FLAG = "manual"              # --permission-mode that asks before every write
+DEFAULT_MODE = "manual mode on"   # its footer (None: the default mode shows no mode text)
+RETRYING = "retrying in"          # the spinner row while a 529 is retried
+STREAMING = "Here is a walk"      # on screen while the mock's long reply streams
+READ_DLG = "Esc to cancel"        # with DLG_BASH: the Read-outside-the-project dialog is up
+ENTER_PAUSE = 0.4                 # between the last typed character and Enter
+ENTER_RETRY = False               # press Enter again while the prompt is still in the box
+STALE_WORKING_ROW = False         # a finished turn can leave its working footer row on screen
+FULLSCREEN_OPT_IN = False         # the fullscreen renderer is not the default: ask for it
+FULLSCREEN = True                 # the release has the fullscreen renderer (`tui` setting)
+UNSUPPORTED: dict[str, str] = {}  # scenario -> why it cannot run on this release
+PROJECT_KEYS: dict = {}           # more keys a trusted project's entry in ~/.claude.json needs
 
 LOCK = threading.Lock()
+
+
+# -- other releases (--version) -------------------------------------------------------------------
+def vtuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("-")[0].split("."))
+
+
+def older_than(v: str) -> bool:
+    """The release being captured is older than `v`."""
+    return vtuple(VERSION) < vtuple(v)
+
+
+def release_differences() -> None:
+    """Repoint the needles and switches above for an older release (called by configure);
+    each difference names the release it was seen in (NOTES-claude.md has the screens)."""
+    global PROMPT, MODE_FLAG, DEFAULT_MODE, RETRYING, FULLSCREEN, DLG_TRUST, DLG_PLAN, STREAMING
+    global READ_DLG, ENTER_PAUSE, ENTER_RETRY, STALE_WORKING_ROW, FULLSCREEN_OPT_IN
+    if older_than("2.1.0"):
+        # 2.0.77, 1.0.128: the input box is a prompt row between two rules with "? for
+        # shortcuts" under it; the modes are default / acceptEdits / plan / bypassPermissions ("default"
+        # shows no mode text, the others "⏵⏵ accept edits on (shift+tab to cycle)"); one
+        # renderer only (main screen, no `tui` setting); a 529 is retried with "Retrying in 1
+        # second… (attempt 1/10)"; the plan dialog reads "Ready to code? … Here is Claude's
+        # plan: … Would you like to proceed?" and the plan is ExitPlanMode's `plan` input.
+        MODE_FLAG = "default"
+        DEFAULT_MODE = None
+        FULLSCREEN = False
+        RETRYING = "Retrying in"
+        # the trust dialog's title and "yes" label vary (an A/B test in 2.0.77: "Do you trust
+        # the files in this folder?" / "Yes, proceed", "Ready to code here?" / "Yes,
+        # continue", "Accessing workspace" / "Yes, I trust this folder"); "No, exit" is in
+        # all, second, after the selected "yes"
+        # 2.0.77 shows neither the reply text nor a token count while a reply streams (the
+        # text appears at once when the block ends): the spinner row "✻ Mustering… (esc to
+        # interrupt)" is all there is
+        STREAMING = WORKING
+        DLG_TRUST = "No, exit"
+        DLG_PLAN = "Would you like to proceed?"
+        # 1.0.128's permission dialogs have no footer (a "│ … │" box ending with "3. No, and
+        # tell Claude what to do differently (esc)"); the Read one is titled "Read file"
+        READ_DLG = "Read file"
+        # 1.0.128 took an Enter 0.4 s after the last typed character as part of a paste (a
+        # newline in the box, nothing sent), mostly for a session's first prompt
+        ENTER_PAUSE = 1.2
+        ENTER_RETRY = True
+        FIRSTRUN_WALK[:] = [
+            ("Choose the text style", "theme-picker", ["Down", "Enter"], "theme picker"),
+            ("Do you want to use this API key?", "api-key-approval", ["choose:Yes"],
+             "'Detected a custom API key' dialog (default No)"),
+            ("Press Enter to continue", "security-notes", ["Enter"],
+             "security notes, waits for Enter"),
+            (DLG_TRUST, "folder-trust", ["choose:Yes, "], "folder trust dialog"),
+        ]
+    elif older_than(PINNED):
+        # 2.1.220: the pinned release's screens, but the order of the first-run dialogs and of
+        # their options is not assumed: walk them
+        # 2.1.220 (fullscreen 60x20) left "⏸ manual mode on · esc to interrupt" as a stale row
+        # above the input box after a turn ended, the real idle footer below the box
+        STALE_WORKING_ROW = True
+        # 2.1.220: "✻ API error · Retrying in 1s · attempt 1/10" (capital R)
+        # 2.1.220: the classic renderer is the default; fullscreen is `tui: "fullscreen"`
+        FULLSCREEN_OPT_IN = True
+        RETRYING = "Retrying in"
+        FIRSTRUN_WALK[:] = [
+            (DLG_THEME, "theme-picker", ["Down", "Enter"], "theme picker"),
+            (DLG_KEY, "api-key-approval", ["choose:Yes"],
+             "'Detected a custom API key' dialog (default No)"),
+            (DLG_NOTES, "security-notes", ["Enter"], "security notes, waits for Enter"),
+            (DLG_TRUST, "folder-trust", ["choose:Yes, "], "folder trust dialog"),
+        ]
+    if older_than("2.0.0"):
+        # 1.0.128: the prompt glyph is ">" (2.0.77 already has "❯")
+        PROMPT = ">"
+        # 1.0.128 shows no reply text until the block ends: while it streams, only the spinner
+        # row's token count ("✻ Cooking… (esc to interrupt · 9s · ↓ 326 tokens)") moves
+        STREAMING = " tokens)"
+        # 1.0.128 dies at start ("TypeError: B.allowedTools is not iterable") when the
+        # project's entry has no allowedTools list
+        PROJECT_KEYS.update(allowedTools=[])
+        UNSUPPORTED.update(
+            ask="no AskUserQuestion tool before 2.0 (1.0.128 sends none)",
+            ask_multi="no AskUserQuestion tool before 2.0 (1.0.128 sends none)")
+
+
+def configure(version: str | None, out: Path | None) -> None:
+    """Point the driver at another release than the pinned one (`--version`): its install
+    prefix `/work/agents/claude-<V>`, whose `runs/` then also holds the sessions' throwaway
+    dirs and the mock's request log, and its fixtures in `fixtures/claude/<V>/`
+    (`common.release_out`); `--out DIR` writes the fixtures elsewhere. With neither, or with
+    the pinned version, every path stays what it was."""
+    global VERSION, PREFIX, BIN, OUT, RUNS, MOCK_LOG
+    if version and version != PINNED:
+        VERSION = version
+        PREFIX = AGENTS / f"claude-{version}"
+        BIN = PREFIX / "node_modules" / ".bin" / "claude"
+        OUT = common.release_out("claude", version)
+        RUNS = PREFIX / "runs"
+        MOCK_LOG = RUNS / "mock-requests.jsonl"
+        RUNS.mkdir(parents=True, exist_ok=True)
+        release_differences()
+    if out:
+        OUT = Path(out).resolve()
 
 
 def log(msg: str) -> None:
@@ -64,7 +183,7 @@ def install() -> int:
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(PREFIX),
                         f"@anthropic-ai/claude-code@{VERSION}"], check=True)
     out = subprocess.run([str(BIN), "--version"], capture_output=True, text=True,
-                         env={**os.environ, "HOME": str(AGENTS / "home-version")})
+                         env={**os.environ, "HOME": str(RUNS / "home-version")})
     print(out.stdout.strip() or out.stderr.strip())
     return 0 if VERSION in out.stdout else 1
 
@@ -84,8 +203,8 @@ class Session:
         self.tag, self.renderer, self.rows, self.cols = tag, renderer, rows, cols
         self.entries = entries
         stamp = f"{tag}-{os.getpid()}"
-        self.home = AGENTS / f"home-claude-{stamp}"
-        self.proj = AGENTS / f"proj-claude-{stamp}" / "project"
+        self.home = RUNS / f"home-claude-{stamp}"
+        self.proj = RUNS / f"proj-claude-{stamp}" / "project"
         for d in (self.home, self.proj.parent):
             shutil.rmtree(d, ignore_errors=True)
         self.home.mkdir(parents=True)
@@ -100,18 +219,20 @@ class Session:
         if config in ("ready", "untrusted", "onboarding"):
             cfg["customApiKeyResponses"] = {"approved": [KEY[-20:]], "rejected": []}
         if config == "ready":
-            cfg["projects"] = {str(self.proj): {"hasTrustDialogAccepted": True}}
+            cfg["projects"] = {str(self.proj): {"hasTrustDialogAccepted": True, **PROJECT_KEYS}}
         if cfg:
             (self.home / ".claude.json").write_text(json.dumps(cfg, indent=2))
         env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                "TERM": "xterm-256color", "LANG": "C.UTF-8",
                "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}", "ANTHROPIC_API_KEY": KEY,
                "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-        cmd = [str(BIN), "--permission-mode", "manual"]
-        if renderer == "classic":
+        cmd = [str(BIN), "--permission-mode", MODE_FLAG]
+        if renderer == "classic" and FULLSCREEN:
             cmd += ["--settings", '{"tui":"default"}']
+        elif renderer == "fullscreen" and FULLSCREEN_OPT_IN:
+            cmd += ["--settings", '{"tui":"fullscreen"}']
         self.cmd = cmd
-        self.rec = Recording(AGENTS / f"rec-claude-{stamp}", cmd, rows=rows, cols=cols, env=env,
+        self.rec = Recording(RUNS / f"rec-claude-{stamp}", cmd, rows=rows, cols=cols, env=env,
                              cwd=self.proj, socket_name=f"agentstate-claude-{stamp}")
         log(f"[{tag}] started {renderer} {cols}x{rows} config={config}")
 
@@ -144,24 +265,56 @@ class Session:
         (a dialog replaces the footer; a running turn shows "esc to interrupt")."""
         deadline = time.time() + timeout
         while True:
-            scr = self.wait("❯", timeout=max(1.0, deadline - time.time()), absent=(WORKING,))
+            if STALE_WORKING_ROW:
+                scr = self.rec.screen()
+                if PROMPT not in scr or self.busy(scr):
+                    if time.time() > deadline:
+                        raise TimeoutError(f"[{self.tag}] never idle; screen:\n{scr}")
+                    time.sleep(0.1)
+                    continue
+            else:
+                scr = self.wait(PROMPT, timeout=max(1.0, deadline - time.time()),
+                                absent=(WORKING,))
             tail = "\n".join(l for l in scr.splitlines() if l.strip())[-400:]
-            if "? for shortcuts" in tail or "(shift+tab to cycle)" in tail:
+            if any(f in tail for f in IDLE_FOOTERS):
                 time.sleep(1.0)
                 again = self.rec.screen()
                 tail2 = "\n".join(l for l in again.splitlines() if l.strip())[-400:]
-                if WORKING not in again and ("? for shortcuts" in tail2
-                                             or "(shift+tab to cycle)" in tail2):
+                if not self.busy(again) and any(f in tail2 for f in IDLE_FOOTERS):
                     return again
             if time.time() > deadline:
                 raise TimeoutError(f"[{self.tag}] never idle; screen:\n{scr}")
             time.sleep(0.1)
 
+    def busy(self, scr: str) -> bool:
+        """A turn runs: "esc to interrupt" on screen; with STALE_WORKING_ROW only below the
+        input row (2.1.220 can leave a stale working footer row above the box)."""
+        if not STALE_WORKING_ROW:
+            return WORKING in scr
+        rows = scr.splitlines()
+        last = max((i for i, l in enumerate(rows) if l.startswith(PROMPT)), default=-1)
+        return any(WORKING in l for l in rows[last + 1:]) if last >= 0 else WORKING in scr
+
     def prompt(self, text: str) -> None:
         # a character at a time (tmuxrec.type sends ";", a tmux command separator, escaped)
         self.rec.type(text, enter=False, delay=0.01)
-        time.sleep(0.4)
+        time.sleep(ENTER_PAUSE)
         self.rec.send("Enter")
+        if ENTER_RETRY:  # older releases: Enter again while the text is still in the box
+            for _ in range(2):
+                time.sleep(2.5)
+                if text[:24] not in self.input_box():
+                    break
+                log(f"[{self.tag}] the prompt is still in the input box: Enter again")
+                self.rec.send("Enter")
+
+    def input_box(self) -> str:
+        """The rows between the last two full-width rules (the input box of releases < 2.1)."""
+        rows = self.rec.screen().splitlines()
+        rules = [i for i, l in enumerate(rows) if l.strip() and set(l.strip()) == {"─"}]
+        if len(rules) < 2:
+            return ""
+        return "\n".join(rows[rules[-2] + 1:rules[-1]])
 
     def session_status(self) -> str:
         d = self.home / ".claude" / "sessions"
@@ -198,6 +351,12 @@ class Session:
         else:
             log(f"[{self.tag}] {name}: screen kept changing during the copy")
         facts = {"bytes": dest.stat().st_size, "tmux_screen": after}
+        if state == "working" and WORKING not in after:
+            # the truth comes from the screen: a turn that ended before the copy is no
+            # "working" capture (never seen on 2.1.332; 2.0.77 shows a reply only once done)
+            dest.unlink()
+            raise RuntimeError(f"[{self.tag}] {name}: '{WORKING}' gone from the screen before "
+                               f"the snapshot:\n{after}")
         (OUT / f"{name}.screen.txt").write_text(facts["tmux_screen"])
         status = self.session_status()
         with LOCK:
@@ -214,8 +373,29 @@ class Session:
 
 
 # -- scenario building blocks -------------------------------------------------------------------
+def in_default_mode(scr: str) -> bool:
+    if DEFAULT_MODE:
+        return DEFAULT_MODE in scr
+    tail = "\n".join(l for l in scr.splitlines() if l.strip()).splitlines()[-3:]
+    return any("? for shortcuts" in l for l in tail) and not any(" on (shift+tab" in l or
+                                                                  "mode on" in l for l in tail)
+
+
+def back_to_default_mode(s: Session) -> None:
+    """Shift+Tab until the footer shows the default permission mode again."""
+    for _ in range(4):
+        if in_default_mode(s.rec.screen()):
+            break
+        s.rec.send("BTab")
+        time.sleep(0.8)
+    if DEFAULT_MODE:
+        s.wait(DEFAULT_MODE, timeout=5)
+    elif not in_default_mode(s.rec.screen()):
+        raise TimeoutError(f"[{s.tag}] never back in the default mode:\n{s.rec.screen()}")
+
+
 def sc_start(s: Session, p: dict) -> None:
-    s.wait("❯", "? for shortcuts", timeout=60)
+    s.wait(PROMPT, "? for shortcuts", timeout=60)
     s.snap("idle", "start", "fresh session, trusted folder, nothing typed yet")
 
 
@@ -230,7 +410,7 @@ def sc_first_token(s: Session, p: dict) -> None:
 
 def sc_stream(s: Session, p: dict) -> None:
     s.prompt(f"{p['stream_prompt']} STREAMSLOW 22")
-    s.wait(WORKING, "Here is a walk", timeout=30)
+    s.wait(WORKING, STREAMING, timeout=30)
     time.sleep(p.get("stream_wait", 6))
     s.snap("working", "streaming", "mock streams a long reply in small deltas over 22 s; "
            "snapshot mid-stream", settle=None)
@@ -322,7 +502,7 @@ def sc_question_reply(s: Session, p: dict) -> None:
 
 def sc_interrupt(s: Session, p: dict) -> None:
     s.prompt(f"{p['interrupt_prompt']} STREAMSLOW 30")
-    s.wait(WORKING, "Here is a walk", timeout=30)
+    s.wait(WORKING, STREAMING, timeout=30)
     time.sleep(3)
     s.snap("working", "streaming", "a long reply is streaming (before Esc)", settle=None)
     s.rec.send("Escape")
@@ -346,15 +526,68 @@ def sc_plan(s: Session, p: dict) -> None:
     s.rec.send("Escape")
     s.wait_idle(timeout=30)
     s.snap("idle", "rejected-esc", "the plan approval was dismissed with Esc (still in plan mode)")
-    for _ in range(4):  # plan -> auto -> manual
-        if "manual mode on" in s.rec.screen():
-            break
-        s.rec.send("BTab")
-        time.sleep(0.8)
-    s.wait("manual mode on", timeout=5)
+    back_to_default_mode(s)  # plan -> auto -> manual
+
+
+# The first-run screens of an older release, met in whatever order it shows them (FIRSTRUN_WALK):
+# (needle, fixture kind, keys that accept it, what it is). Filled in by release_differences().
+FIRSTRUN_WALK: list[tuple[str, str, list[str], str]] = []
+
+
+def choose(s: Session, label: str) -> None:
+    """Move the "❯" selection of the list on screen to the option containing `label`, then
+    Enter (the order of a dialog's options differs between releases)."""
+    for key in ("Down", "Up"):
+        for _ in range(4):
+            rows = s.rec.screen().splitlines()
+            sel = [l for l in rows if "❯" in l and l.split("❯", 1)[1].strip()]
+            if sel and label in sel[-1]:
+                s.rec.send("Enter")
+                time.sleep(0.5)
+                return
+            s.rec.send(key)
+            time.sleep(0.4)
+    raise TimeoutError(f"[{s.tag}] no option {label!r} to select:\n{s.rec.screen()}")
+
+
+def walk_first_run(s: Session, what: str) -> None:
+    """Older releases: snapshot each first-run screen FIRSTRUN_WALK knows as it comes up, accept
+    it with its keys, until the REPL's input box and idle footer are up. In the classic renderer
+    an answered dialog can stay on screen above what follows: each kind is taken once, and the
+    REPL counts as up when its footer is among the last rows."""
+    deadline = time.time() + 120
+    done: list[str] = []
+    while True:
+        scr = s.rec.screen()
+        tail = [l for l in scr.splitlines() if l.strip()][-3:]
+        if any("? for shortcuts" in l for l in tail) and PROMPT in scr:
+            s.rec.settle(1.0)
+            tail = [l for l in s.rec.screen().splitlines() if l.strip()][-3:]
+            if any("? for shortcuts" in l for l in tail):
+                s.snap("idle", "start", f"{what}: first-run screens done ({', '.join(done)}), "
+                       "empty prompt")
+                return
+        hit = next((w for w in FIRSTRUN_WALK if w[0] in scr and w[1] not in done), None)
+        if hit:
+            needle, kind, keys, desc = hit
+            s.snap("blocked", kind, f"{what}: {desc}")
+            for k in keys:
+                if k.startswith("choose:"):
+                    choose(s, k[len("choose:"):])
+                    continue
+                s.rec.send(k)
+                time.sleep(0.5)
+            done.append(kind)
+            s.rec.settle(0.8)
+            continue
+        if time.time() > deadline:
+            raise TimeoutError(f"[{s.tag}] first run: an unknown screen:\n{scr}")
+        time.sleep(0.2)
 
 
 def sc_firstrun_onboarding(s: Session, p: dict) -> None:
+    if FIRSTRUN_WALK:
+        return walk_first_run(s, "first run (no onboarding, key pre-approved)")
     s.wait(DLG_THEME, timeout=60)
     s.snap("blocked", "theme-picker", "first run (no onboarding, key pre-approved): theme picker")
     s.rec.send("Down")
@@ -373,6 +606,8 @@ def sc_firstrun_onboarding(s: Session, p: dict) -> None:
 
 
 def sc_firstrun_key(s: Session, p: dict) -> None:
+    if FIRSTRUN_WALK:
+        return walk_first_run(s, "onboarding done, key not approved, folder not trusted")
     s.wait(DLG_TRUST, timeout=60)
     s.snap("blocked", "folder-trust", "onboarding done, folder not trusted: trust dialog")
     s.rec.send("Down")
@@ -389,7 +624,7 @@ def sc_firstrun_key(s: Session, p: dict) -> None:
 
 def sc_read_reject(s: Session, p: dict) -> None:
     s.prompt(f"{p['read_prompt']} READFILE {p['read_file']}")
-    s.wait(DLG_BASH, "Esc to cancel", timeout=30)
+    s.wait(DLG_BASH, READ_DLG, timeout=30)
     s.snap("blocked", "read-approval", "mock calls Read on a file outside the project; the "
            "read permission dialog is up")
     s.rec.send("Escape")
@@ -425,7 +660,7 @@ def sc_reply_lookalike(s: Session, p: dict) -> None:
     s.prompt(f"{p['lookalike_prompt']} ENDPROCEED")
     s.wait("show me the SQL first", timeout=30)
     # wait_idle would refuse: the reply itself holds the dialog wording it looks for
-    s.wait("❯", "? for shortcuts", timeout=30, absent=(WORKING,))
+    s.wait(PROMPT, "? for shortcuts", timeout=30, absent=(WORKING,))
     s.snap("idle", "reply-question", "the reply quotes dialog wording as plain text ('Do you "
            "want to proceed?', a numbered '1. Yes' list, 'Esc to cancel'): turn is over")
 
@@ -447,20 +682,16 @@ def sc_accept_edits(s: Session, p: dict) -> None:
     s.wait("accept edits on", timeout=5)
     s.snap("idle", "accept-edits-mode", "idle in accept-edits mode (no '? for shortcuts' footer)")
     s.prompt(f"{p['ae_prompt']} WRITEFILE {p['ae_file']}")
-    s.wait(WORKING, timeout=20)
+    # 2.0.77 can finish the whole turn between two looks at the screen
+    s.wait_any(WORKING, "The step finished", timeout=20)
     s.wait_idle(timeout=40)
     s.snap("idle", "approved-done", "in accept-edits mode the Write ran without a dialog; turn over")
-    for _ in range(4):  # accept edits -> plan -> auto -> manual
-        if "manual mode on" in s.rec.screen():
-            break
-        s.rec.send("BTab")
-        time.sleep(0.8)
-    s.wait("manual mode on", timeout=5)
+    back_to_default_mode(s)  # accept edits -> plan -> auto -> manual
 
 
 def sc_overload(s: Session, p: dict) -> None:
     s.prompt(f"{p['overload_prompt']} OVERLOAD 5")
-    s.wait(WORKING, "retrying in", timeout=30)
+    s.wait(WORKING, RETRYING, timeout=30)
     time.sleep(1.0)
     s.snap("working", "api-retry", "the mock answers 529 overloaded 5 times: the CLI shows "
            "'529 Overloaded · retrying in Ns · attempt n/10' and retries", settle=None)
@@ -635,11 +866,16 @@ def run_session(tag: str, mock: Mock, entries: list[dict], errors: list[str]) ->
     renderer, rows, cols, config, scenarios, params = SESSIONS[tag]
     rows, cols = OVERRIDE.get("size", (rows, cols))
     renderer = OVERRIDE.get("renderer", renderer)
+    if not FULLSCREEN:  # a release before the fullscreen renderer: every session is classic
+        renderer = "classic"
     s = Session(tag, renderer, rows, cols, config, mock, entries, seed=SEED)
     try:
         if config == "ready":  # keys typed before the REPL is up land in the banner
-            s.wait("❯", "? for shortcuts", timeout=60)
+            s.wait(PROMPT, "? for shortcuts", timeout=60)
         for name in scenarios:
+            if name in UNSUPPORTED:
+                log(f"[{tag}] skip {name}: {UNSUPPORTED[name]}")
+                continue
             log(f"[{tag}] scenario {name}")
             SCENARIOS[name](s, params)
         raw = s.rec.raw.read_bytes()
@@ -649,7 +885,7 @@ def run_session(tag: str, mock: Mock, entries: list[dict], errors: list[str]) ->
     except Exception as exc:  # keep what was captured so far
         errors.append(f"[{tag}] {type(exc).__name__}: {exc}")
         traceback.print_exc()
-        (AGENTS / f"claude-failed-{tag}.screen.txt").write_text(s.rec.screen())
+        (RUNS / f"claude-failed-{tag}.screen.txt").write_text(s.rec.screen())
     finally:
         s.close()
         log(f"[{tag}] closed")
@@ -679,7 +915,7 @@ def capture(only: list[str] | None, jobs: int) -> int:
     for t in tags:  # drop this session's old files
         for f in OUT.glob(f"*-{t}-*"):
             f.unlink()
-    mock = Mock(AGENTS / "claude-mock-requests.jsonl")
+    mock = Mock(MOCK_LOG)
     log(f"mock on port {mock.port}")
     errors: list[str] = []
     try:
@@ -706,25 +942,28 @@ def capture(only: list[str] | None, jobs: int) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Claude Code fixture driver")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("install")
+    i = sub.add_parser("install")
     c = sub.add_parser("capture")
     c.add_argument("--only", action="append", help="session tag (repeatable); see `list`")
     c.add_argument("--jobs", type=int, default=2, help="sessions run in parallel")
-    c.add_argument("--out", help="write fixtures here instead of fixtures/claude (held-out runs)")
     c.add_argument("--size", help="ROWSxCOLS for every selected session (held-out runs)")
     c.add_argument("--renderer", choices=["fullscreen", "classic"],
                    help="renderer for every selected session (held-out runs)")
+    for p_ in (i, c):
+        p_.add_argument("--version", help=f"another release than the pinned {PINNED}: installed "
+                        "in /work/agents/claude-<V>, fixtures in fixtures/claude/<V>/")
+        p_.add_argument("--out", help="write fixtures here instead of fixtures/claude "
+                        "(or fixtures/claude/<V>/ with --version; held-out runs)")
     sub.add_parser("list")
     a = ap.parse_args(argv)
+    if getattr(a, "version", None) or getattr(a, "out", None):
+        configure(a.version, a.out)
     if a.cmd == "install":
         return install()
     if a.cmd == "list":
         for tag, (r, rows, cols, cfg, scs, _) in SESSIONS.items():
             print(f"{tag}: {r} {cols}x{rows} config={cfg}: {', '.join(scs)}")
         return 0
-    global OUT
-    if a.out:
-        OUT = Path(a.out).resolve()
     if a.size:
         r, _, c_ = a.size.partition("x")
         OVERRIDE["size"] = (int(r), int(c_))

@@ -111,6 +111,19 @@ def _plan_file(body: dict) -> str | None:
     return m.group(1) if m else None
 
 
+def _requires(body: dict, tool_name: str, field: str) -> bool:
+    """The request's tool `tool_name` lists `field` as a required input (older releases of
+    Claude Code differ: 1.0.x / 2.0.x ExitPlanMode takes a required `plan` string)."""
+    for t in body.get("tools") or []:
+        if isinstance(t, dict) and t.get("name") == tool_name:
+            return field in ((t.get("input_schema") or {}).get("required") or [])
+    return False
+
+
+PLAN_TEXT = ("# Plan\n\n1. Add a retry wrapper around the fetch call.\n"
+             "2. Cover it with two unit tests.\n3. Update the changelog.\n")
+
+
 def _arg_after(prompt: str, kw: str) -> str:
     m = re.search(kw + r"[ \t]+([^\n]+)", prompt)
     return m.group(1).strip() if m else ""
@@ -214,11 +227,11 @@ def script(body: dict) -> dict:
     if "PLANEXIT" in prompt and step in (0, 1):
         plan = _plan_file(body)
         if step == 0 and plan:
-            return tool("Write", {"file_path": plan, "content":
-                                  "# Plan\n\n1. Add a retry wrapper around the fetch call.\n"
-                                  "2. Cover it with two unit tests.\n3. Update the changelog.\n"},
+            return tool("Write", {"file_path": plan, "content": PLAN_TEXT},
                         preface="Writing the plan.")
-        return tool("ExitPlanMode", {}, preface="The plan is ready.")
+        # releases without a plan file take the plan as ExitPlanMode's required `plan` input
+        inp = {"plan": PLAN_TEXT} if _requires(body, "ExitPlanMode", "plan") else {}
+        return tool("ExitPlanMode", inp, preface="The plan is ready.")
     if "ENDPROCEED" in prompt and step == 0:
         return text("I can apply the schema migration now. It rewrites two tables and takes a "
                     "minute.\n\nDo you want to proceed?\n\n1. Yes\n2. No, show me the SQL first\n\n"

@@ -230,7 +230,6 @@ def claude_session(fg: Foreground) -> tuple[dict, float] | None:
 def installed_version(command: str, timeout: float = 5.0) -> tuple[str | None, str | None]:
     """(path on PATH, version) of an agent CLI, from `COMMAND --version` (stdin closed, bounded
     in time); (None, None) when it is not on PATH, version None when it did not say."""
-    import re
     import shutil
     import subprocess
     path = shutil.which(command)

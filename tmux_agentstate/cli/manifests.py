@@ -38,12 +38,10 @@ def cmd_list(args) -> int:
 
 
 def cmd_update(args) -> int:
-    from ..core.catalog import BUNDLED_DIR, Catalog, cache_dir
-    from ..updates.update import DEFAULT_URL, InForce, update
+    from ..core.catalog import Catalog, cache_dir
+    from ..updates.update import DEFAULT_URL, shipped_in_force, update
     cache = cache_dir()
-    shipped = Catalog([BUNDLED_DIR, cache], cached=cache)  # the user's own files aside
-    in_force = {n: InForce(shipped.get(n).version, shipped.source(n)) for n in shipped.names()}
-    lines, ok = update(args.url or DEFAULT_URL, cache, in_force)
+    lines, ok = update(args.url or DEFAULT_URL, cache, shipped_in_force(cache))
     for line in lines:
         print(line)
     everything = Catalog()

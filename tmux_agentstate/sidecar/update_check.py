@@ -13,8 +13,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..core.catalog import BUNDLED_DIR, Catalog, cache_dir
-from ..updates.update import DEFAULT_URL, InForce, update
+from ..core.catalog import cache_dir
+from ..updates.update import DEFAULT_URL, shipped_in_force, update
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -55,10 +55,7 @@ class UpdateCheck:
                 return None
             if self.due_in() > 0:
                 return None
-            shipped = Catalog([BUNDLED_DIR, self.cache], cached=self.cache)
-            in_force = {n: InForce(shipped.get(n).version, shipped.source(n))
-                        for n in shipped.names()}
-            lines, _ = update(self.url, self.cache, in_force)
+            lines, _ = update(self.url, self.cache, shipped_in_force(self.cache))
             self.stamp.touch()
             return lines
         finally:

@@ -20,6 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.catalog import BUNDLED_DIR, Catalog
 from ..core.manifest import ENGINE, Manifest, ManifestError, parse_manifest
 from .index import BadIndex, Entry, parse_index
 
@@ -44,6 +45,13 @@ class FetchError(Exception):
 class InForce:
     version: int
     source: str  # bundled | cached | user
+
+
+def shipped_in_force(cache: Path) -> dict[str, InForce]:
+    """What an update competes with: per name, the newer of the bundled and the cached
+    manifest (the user's own files aside: an update never replaces them)."""
+    shipped = Catalog([BUNDLED_DIR, cache], cached=cache)
+    return {n: InForce(shipped.get(n).version, shipped.source(n)) for n in shipped.names()}
 
 
 def fetch(url: str, cap: int, deadline: float = DEADLINE) -> bytes:

@@ -24,9 +24,11 @@ for name in status-left status-right window-status-format window-status-current-
   tmux set-option -gq "$name" "$value"
 done
 
-# -- popup key and hooks: each runs `ensure`, which is silent while the environment is not ready
+# -- popup and next keys (defaults as in tmux_agentstate/plugin/wiring.py KEYS) and hooks: each
+# runs `ensure`, which is silent while the environment is not ready
 # (no run-shell error view in any pane) and says what is wrong in the status segment instead
 tmux bind-key "$(opt @agentstate-key A)" run-shell -b "$ensure --popup '#{client_name}'"
+tmux bind-key "$(opt @agentstate-next-key a)" run-shell -b "$ensure --next '#{client_name}'"
 # a client attaching, a session created: start the sidecar if it is not running; a client leaving
 # (the sidecar's own control client included, when the sidecar dies): bring it back
 for hook in client-attached session-created client-detached; do

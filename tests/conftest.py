@@ -123,6 +123,84 @@ class OuterClient:
         subprocess.run(["tmux", "-L", self.outer, "kill-server"], capture_output=True)
 
 
+class PtyClient:
+    """A real tmux client in a pseudo-terminal of the test's own: `output()` is every byte
+    written to its terminal (by tmux, and by the sidecar to the client's tty). It answers
+    tmux's XTVERSION query (`CSI > q`) as `terminal` says, as a real terminal does."""
+
+    def __init__(self, server: TmuxServer, session: str = "main", term: str = "xterm-256color",
+                 terminal: str | None = None, cols=120, rows=32):
+        import fcntl
+        import pty
+        import struct
+        import termios
+        import threading
+        env = dict(os.environ, TERM=term)
+        env.pop("TMUX", None)
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: its terminal is the pty's other side
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            os.execvpe("tmux", ["tmux", "-L", server.name, "attach", "-t", session], env)
+        self.server, self.pid, self.fd, self.terminal = server, pid, fd, terminal
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        wait_for(lambda: self.name(), message="pty client attached")
+
+    def _read(self) -> None:
+        import select
+        answered = False
+        while True:
+            try:
+                if not select.select([self.fd], [], [], 0.2)[0]:
+                    continue
+                data = os.read(self.fd, 65536)
+            except (OSError, ValueError):
+                return
+            if not data:
+                return
+            with self._lock:
+                self._buf += data
+                ask = not answered and self.terminal and b"\x1b[>q" in self._buf
+            if ask:
+                answered = True
+                os.write(self.fd, b"\x1bP>|" + self.terminal.encode() + b"\x1b\\")
+
+    def name(self) -> str:
+        rows = self.server.cmd("list-clients", "-F", "#{client_pid} #{client_name}").split("\n")
+        return next((r.split(" ", 1)[1] for r in rows if r.split(" ")[0] == str(self.pid)), "")
+
+    def output(self) -> bytes:
+        with self._lock:
+            return bytes(self._buf)
+
+    def close(self) -> None:
+        import signal as _signal
+        try:
+            os.kill(self.pid, _signal.SIGTERM)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def pty_client(tmux_server):
+    clients = []
+
+    def attach(session="main", **kw):
+        clients.append(PtyClient(tmux_server, session, **kw))
+        return clients[-1]
+
+    yield attach
+    for c in clients:
+        c.close()
+
+
 @pytest.fixture
 def attached_client(tmux_server):
     clients = []

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
+from tmux_agentstate.core.manifest import ENGINE
 from tmux_agentstate.updates.index import Entry, render_index
 from tmux_agentstate.updates.update import InForce, update
 
@@ -136,7 +137,7 @@ def test_precedence_user_then_the_newer_of_cached_and_bundled(site, dirs):
 
 REFUSALS = {
     "bad hash": (dict(sha="0" * 64), "sha256"),
-    "too-new engine": (dict(engine=2), "needs engine 2"),
+    "too-new engine": (dict(engine=ENGINE + 1), f"needs engine {ENGINE + 1}"),
     "broken TOML": (dict(body=f"name = 'claude'\nversion = {V + 1}\n[[rules]\n".encode()), "invalid TOML"),
     "rules that do not load": (dict(body=claude_v(V + 1).replace(b"state = \"blocked\"", b"state = \"maybe\"", 1)),
                                "'state' must be one of"),

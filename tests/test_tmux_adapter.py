@@ -1,4 +1,6 @@
 """The tmux adapter against a real server with enough panes that ids reach %10."""
+import time
+
 from conftest import wait_for
 from tmux_agentstate.tmux import ServerGone, Tmux, TmuxError
 
@@ -66,5 +68,30 @@ def test_control_client_reports_a_dead_server(tmux_server):
         pass
     else:
         raise AssertionError("a dead server must raise ServerGone")
+    finally:
+        tmux.close()
+
+
+def test_control_client_tells_when_a_client_may_show_another_pane(tmux_server, pty_client):
+    """`focus_changed`: from the control client's notifications, read without waiting and
+    without a command in between (a quiet sidecar sends none)."""
+    other = tmux_server.new_pane("sleep 600")
+    client = pty_client("main")
+    tmux = Tmux(socket_name=tmux_server.name)
+    tmux.use_control()
+    try:
+        tmux.run(["display-message", "-p", "x"])
+        tmux.focus_changed()  # its own attach (%session-changed)
+        time.sleep(0.2)
+        assert not tmux.focus_changed()
+        tmux_server.cmd("switch-client", "-c", client.name(), "-t", other)
+        wait_for(tmux.focus_changed, timeout=3, message="a client switched session")
+        assert not tmux.focus_changed()  # read once
+        tmux_server.cmd("split-window", "-t", other, "sleep 600")
+        wait_for(tmux.focus_changed, timeout=3, message="the active pane changed")
+        tmux_server.cmd("set-option", "-g", "@agentstate-test", "1")  # not about focus
+        time.sleep(0.3)
+        assert not tmux.focus_changed()
+        assert tmux.run(["display-message", "-p", "still answers"]) == ["still answers"]
     finally:
         tmux.close()

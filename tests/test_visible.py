@@ -57,8 +57,8 @@ def test_default_badges_stand_out_on_every_bar(tmux_server):
     config = Config()
     srv.cmd("set-option", "-g", "@agentstate_badge", config.badge_format())
     srv.cmd("set-option", "-g", "@agentstate_summary",
-            config.render_summary({"blocked": 1, "working": 1, "idle": 1}))
-    windows = {f"w{s[0]}": s for s in ("blocked", "working", "idle")}
+            config.render_summary({"blocked": 1, "done": 1, "working": 1, "idle": 1}))
+    windows = {f"w{s[0]}": s for s in ("blocked", "done", "working", "idle")}
     for name, state in windows.items():
         srv.cmd("new-window", "-d", "-t", "main", "-n", name)
         srv.cmd("set-option", "-w", "-t", f"main:{name}", "@agentstate_window", state)
@@ -87,7 +87,7 @@ def test_default_badges_stand_out_on_every_bar(tmux_server):
                 assert contrast(fg, bg) >= READABLE, (theme, state, fg, bg)
                 assert contrast(bg, bar_bg) >= APART, (theme, state, bg, bar_bg)
             # the summary pills (status-right): one per state, each with its count
-            for icon in ("!1", "*1", "-1"):
+            for icon in ("!1", "+1", "*1", "-1"):
                 cell = cells[text.rindex(icon)]
                 assert contrast(colour(cell.bg), bar_bg) >= APART, (theme, icon)
     finally:

@@ -2,7 +2,7 @@
 
     classify.py  replay captured bytes and classify them (no tmux)
     sidecar.py   watch, start, stop, status
-    panes.py     list, popup, explain, send, answer
+    panes.py     list, popup, next, explain, send, answer, report
     agents.py    hook, launch
     record.py    record
     doctor.py    doctor

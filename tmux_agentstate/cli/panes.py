@@ -1,4 +1,4 @@
-"""Commands about agent panes: `list`, `popup`, `explain`, `send`, `answer`, `report`."""
+"""Commands about agent panes: `list`, `popup`, `next`, `explain`, `send`, `answer`, `report`."""
 from __future__ import annotations
 
 import json
@@ -28,6 +28,10 @@ def add(sub) -> None:
             w.add_argument("--into", help="the folder to save it in (default: "
                                           "~/.local/state/tmux-agentstate/reports)")
         w.set_defaults(func=func)
+    w = sub.add_parser("next", help="go to the agent pane that needs you most (prefix + a)")
+    add_server(w)
+    w.add_argument("--client", help="the client to switch, and to tell (tmux passes #{client_name})")
+    w.set_defaults(func=cmd_next)
     ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
     add_server(ls)
     ls.add_argument("--json", action="store_true")
@@ -62,6 +66,22 @@ def cmd_list(args) -> int:
         print("no agents")
     for r in rows:
         print(f"{r['pane']:<5} " + format_row(r, now, 1000))
+    return 0
+
+
+def cmd_next(args) -> int:
+    """Said on the client (the key's run-shell shows no output) and printed."""
+    from ..plugin.nextkey import go_next
+    from ..tmux import TmuxError, tmux_quote
+    tmux = tmux_for(args)
+    try:
+        line = go_next(tmux, args.client)
+        if args.client:
+            tmux.run(["display-message", "-c", args.client, "-d", "3000",
+                      tmux_quote(f"agentstate: {line}")])
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+    print(line)
     return 0
 
 

@@ -157,8 +157,7 @@ def cmd_stop(args) -> int:
         print(f"tmux-agentstate: stopped (pid {pid})")
     if args.clean:
         from ..plugin.wiring import unwire
-        key = tmux.global_options().get("@agentstate-key", "A")
-        for line in unwire(tmux, key):
+        for line in unwire(tmux, tmux.global_options()):
             print(f"tmux-agentstate: {line}")
     return 0
 

@@ -12,7 +12,7 @@ no hook, but the prompt leaving the screen is newer evidence than the Permission
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .manifest import Match
 
@@ -58,6 +58,8 @@ class PaneState:
     source: str       # screen | hook | process
     detail: str = ""  # the matched prompt line (raw pane text: escape before display)
     rule: str | None = None
+    mark: str = ""    # the screen's mark (an error the turn ended in), whatever decided the state
+    mark_line: str = ""  # its row (raw pane text)
 
 
 def report_in_force(report: Report | None, now: float, screen_changed_at: float = 0.0,
@@ -71,6 +73,14 @@ def combine(agent_in_front: bool, screen: Match | None, report: Report | None, n
     """`screen_changed_at`: unix time the screen's own verdict last changed (0: unknown)."""
     if not agent_in_front:
         return None
+    state = _state(screen, report, now, report_lifetime, screen_changed_at)
+    if screen is not None and screen.mark:
+        return replace(state, mark=screen.mark, mark_line=screen.mark_line or "")
+    return state
+
+
+def _state(screen: Match | None, report: Report | None, now: float, report_lifetime: float,
+           screen_changed_at: float) -> PaneState:
     if screen is not None and screen.state == "blocked":
         return PaneState("blocked", "screen", screen.line or "", screen.rule)
     if report_in_force(report, now, screen_changed_at, report_lifetime):

@@ -29,13 +29,15 @@ FALLBACKS = ("idle", "working")  # never blocked: a false "needs you" costs more
 ROW_REGIONS = ("screen", "cursor_row", "bottom", "top")
 REGIONS = ROW_REGIONS + ("title", "osc_state")
 _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "identify", "rules",
-             "answers"}
+             "marks", "answers"}
 # The manifest schema this code reads. A manifest that needs more (`engine = N`, a new rule
 # kind) is refused with one line and the last good one keeps running; `manifests update`
 # checks it before it writes anything.
-ENGINE = 1
+ENGINE = 2  # 2: [[marks]]
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
 _RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment"}
+_MARK_KEYS = (_RULE_KEYS - {"state"}) | {"mark"}
+MARK_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 class ManifestError(ValueError):
     """One clear line: file, rule, reason."""
 
@@ -47,16 +49,20 @@ class ManifestError(ValueError):
 
 @dataclass(frozen=True)
 class Match:
-    """The verdict on one screen. `rule` is None when no rule matched (the fallback state)."""
+    """The verdict on one screen. `rule` is None when no rule matched (the fallback state).
+    `mark`: the first `[[marks]]` rule that matched (e.g. an error the turn ended in), beside
+    the state, never instead of it; `mark_line` its row."""
     state: str
     rule: str | None = None
     line: str | None = None
+    mark: str | None = None
+    mark_line: str | None = None
 
 
 @dataclass(frozen=True)
 class Rule:
     id: str
-    state: str
+    state: str          # the state it says; for a `[[marks]]` rule, the mark (e.g. "rate-limit")
     region: str = "screen"
     rows: int = 0
     any: tuple[Pattern, ...] = ()
@@ -161,6 +167,7 @@ class Manifest:
     fallback: str = "idle"
     identify: Identity = field(default_factory=Identity)
     rules: tuple[Rule, ...] = ()
+    marks: tuple[Rule, ...] = ()       # details beside the state: an error a turn ended in
     answers: dict = field(default_factory=dict)
     # every pattern a blocked rule could match with (None: no blocked rule)
     blocked_hint: Hint | None = None
@@ -170,17 +177,24 @@ class Manifest:
 
     def faults(self) -> list[str]:
         """Its rules (and identity patterns) disabled for going over the search budget."""
-        patterns = [p for r in self.rules for p in r.any + r.all + r.not_]
+        patterns = [p for r in self.rules + self.marks for p in r.any + r.all + r.not_]
         patterns += [p for k in ("cmdline", "title", "screen") for p in getattr(self.identify, k)]
         return list(dict.fromkeys(p.guard.fault for p in patterns if p.guard.fault))
 
     def evaluate(self, view: ScreenView) -> Match:
-        """First rule that matches wins; no match is the fallback state (never blocked)."""
+        """First rule that matches wins; no match is the fallback state (never blocked).
+        The first mark that matches goes with it, whatever the state."""
+        mark = mark_line = None
+        for rule in self.marks:
+            mark_line = rule.match(view)
+            if mark_line is not None:
+                mark = rule.state
+                break
         for rule in self.rules:
             line = rule.match(view)
             if line is not None:
-                return Match(rule.state, rule.id, line)
-        return Match(self.fallback)
+                return Match(rule.state, rule.id, line, mark, mark_line)
+        return Match(self.fallback, None, None, mark, mark_line)
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -233,34 +247,12 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     raw_rules = data.get("rules", [])
     if not isinstance(raw_rules, list) or not raw_rules:
         raise ManifestError(path, "needs at least one [[rules]] entry")
-    rules, seen = [], set()
-    for i, r in enumerate(raw_rules):
-        rid = r.get("id") if isinstance(r, dict) else None
-        if not isinstance(rid, str) or not rid:
-            raise ManifestError(path, f"rule #{i + 1} has no 'id'")
-        if rid in seen:
-            raise ManifestError(path, "duplicate rule id", rid)
-        seen.add(rid)
-        if set(r) - _RULE_KEYS:
-            raise ManifestError(path, f"unknown key(s) {sorted(set(r) - _RULE_KEYS)}", rid)
-        state = r.get("state")
-        if state not in STATES:
-            raise ManifestError(path, f"'state' must be one of {STATES}, not {state!r}", rid)
-        region = r.get("region", "screen")
-        if region not in REGIONS:
-            raise ManifestError(path, f"'region' must be one of {REGIONS}, not {region!r}", rid)
-        rows = r.get("rows", 0)
-        if region in ("bottom", "top"):
-            if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
-                raise ManifestError(path, f"region {region!r} needs 'rows' = a positive integer", rid)
-        elif "rows" in r:
-            raise ManifestError(path, "'rows' only applies to regions 'bottom' and 'top'", rid)
-        guard = Guard(f"{path}: rule {rid!r}")
-        rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M, guard)
-                                                for k in ("any", "all", "not")), guard=guard)
-        if not rule.any and not rule.all:
-            raise ManifestError(path, "needs 'any' or 'all' patterns", rid)
-        rules.append(rule)
+    seen: set[str] = set()
+    rules = [_parse_rule(path, r, i, seen) for i, r in enumerate(raw_rules)]
+    raw_marks = data.get("marks", [])
+    if not isinstance(raw_marks, list):
+        raise ManifestError(path, "'marks' must be a list of [[marks]] tables")
+    marks = [_parse_rule(path, r, i, seen, mark=True) for i, r in enumerate(raw_marks)]
 
     answers = data.get("answers", {})
     if not isinstance(answers, dict) or not all(
@@ -273,8 +265,45 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     if not isinstance(tested, list) or not all(isinstance(v, str) for v in tested):
         raise ManifestError(path, "'tested' must be a list of version strings")
     return Manifest(name, str(path), str(data.get("display", name)), fallback, identity,
-                    tuple(rules), dict(answers), _blocked_hint(rules), version, tuple(tested),
-                    engine)
+                    tuple(rules), tuple(marks), dict(answers), _blocked_hint(rules), version,
+                    tuple(tested), engine)
+
+
+def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False) -> Rule:
+    """One `[[rules]]` table (its `state`), or one `[[marks]]` table (its `mark`)."""
+    table = "marks" if mark else "rules"
+    rid = r.get("id") if isinstance(r, dict) else None
+    if not isinstance(rid, str) or not rid:
+        raise ManifestError(path, f"{table} #{i + 1} has no 'id'")
+    if rid in seen:
+        raise ManifestError(path, "duplicate rule id", rid)
+    seen.add(rid)
+    keys = _MARK_KEYS if mark else _RULE_KEYS
+    if set(r) - keys:
+        raise ManifestError(path, f"unknown key(s) {sorted(set(r) - keys)}", rid)
+    if mark:
+        state = r.get("mark")
+        if not isinstance(state, str) or not MARK_NAME.fullmatch(state):
+            raise ManifestError(path, f"'mark' must be a short lowercase word, not {state!r}", rid)
+    else:
+        state = r.get("state")
+        if state not in STATES:
+            raise ManifestError(path, f"'state' must be one of {STATES}, not {state!r}", rid)
+    region = r.get("region", "screen")
+    if region not in REGIONS:
+        raise ManifestError(path, f"'region' must be one of {REGIONS}, not {region!r}", rid)
+    rows = r.get("rows", 0)
+    if region in ("bottom", "top"):
+        if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+            raise ManifestError(path, f"region {region!r} needs 'rows' = a positive integer", rid)
+    elif "rows" in r:
+        raise ManifestError(path, "'rows' only applies to regions 'bottom' and 'top'", rid)
+    guard = Guard(f"{path}: rule {rid!r}")
+    rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M, guard)
+                                            for k in ("any", "all", "not")), guard=guard)
+    if not rule.any and not rule.all:
+        raise ManifestError(path, "needs 'any' or 'all' patterns", rid)
+    return rule
 
 
 def _blocked_hint(rules: list[Rule]) -> Hint | None:

@@ -120,12 +120,13 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
     elif not raw_in:
         out.append(Finding("note", "no window badge: add #{agentstate_window} to "
                                    "window-status-format to see each window's state"))
-    key = options.get("@agentstate-key", "A")
-    if wiring.key_bound(tmux, key):
-        out.append(Finding("ok", f"prefix + {key} opens the agent list"))
-    else:
-        out.append(Finding("problem", f"prefix + {key} is not bound to the agent list",
-                           "load the plugin: run-shell /path/to/tmux-agentstate/plugin.tmux"))
+    for name, key in wiring.keys(options).items():
+        what = wiring.KEYS[name][1]
+        if wiring.key_bound(tmux, key):
+            out.append(Finding("ok", f"prefix + {key} {what}"))
+        else:
+            out.append(Finding("problem", f"prefix + {key} is not bound (it {what})",
+                               "load the plugin: run-shell /path/to/tmux-agentstate/plugin.tmux"))
     missing = [h for h, present in wiring.hooks_present(tmux).items() if not present]
     if missing:
         out.append(Finding("problem", f"hook(s) missing: {', '.join(missing)} (they start the "

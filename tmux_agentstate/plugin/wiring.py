@@ -15,12 +15,22 @@ FORMAT_OPTIONS = ("status-left", "status-right", "window-status-format",
 # what the sidecar publishes on a pane (the contract), then what hooks and pipes leave there
 PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
                           "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
-                          "@agentstate_agent_version")
+                          "@agentstate_agent_version", "@agentstate_done",
+                          "@agentstate_error", "@agentstate_context")
 PANE_OPTIONS = PUBLISHED_PANE_OPTIONS + ("@agentstate_report", "@agentstate_pipe",
                                           "@agentstate_recording")
 WINDOW_OPTIONS = ("@agentstate_window",)
 GLOBAL_OPTIONS = ("@agentstate_summary", "@agentstate_badge", "@agentstate_install")
-ENSURE = "plugin/ensure"  # what our key binding and hooks run
+ENSURE = "plugin/ensure"  # what our key bindings and hooks run
+# our prefix keys: the option that names each, its default (plugin.tmux binds the same), what
+# it does
+KEYS = {"@agentstate-key": ("A", "opens the agent list"),
+        "@agentstate-next-key": ("a", "goes to the agent that needs you most")}
+
+
+def keys(options: dict[str, str]) -> dict[str, str]:
+    """option → the key it names, the user's or the default."""
+    return {name: options.get(name) or default for name, (default, _) in KEYS.items()}
 
 
 def global_option(tmux: Tmux, name: str) -> str:
@@ -42,7 +52,7 @@ def key_bound(tmux: Tmux, key: str) -> bool:
     return any(ENSURE in line for line in lines)
 
 
-def unwire(tmux: Tmux, key: str) -> list[str]:
+def unwire(tmux: Tmux, options: dict[str, str]) -> list[str]:
     """Take out what plugin.tmux and the sidecar put in: formats back to their placeholders,
     our hooks, our key binding and every option we write. Returns what it did, one line each."""
     done = []
@@ -57,9 +67,10 @@ def unwire(tmux: Tmux, key: str) -> list[str]:
         if present:
             tmux.run(["set-hook", "-gu", f"{hook}[{HOOK_INDEX}]"])
             done.append(f"hook {hook}[{HOOK_INDEX}] removed")
-    if key_bound(tmux, key):
-        tmux.run(["unbind-key", "-T", "prefix", key])
-        done.append(f"key prefix + {key} unbound")
+    for key in keys(options).values():
+        if key_bound(tmux, key):
+            tmux.run(["unbind-key", "-T", "prefix", key])
+            done.append(f"key prefix + {key} unbound")
     tmux.unset_everywhere(PANE_OPTIONS, WINDOW_OPTIONS, GLOBAL_OPTIONS)
     done.append("@agentstate options unset on every pane and window, and globally")
     return done

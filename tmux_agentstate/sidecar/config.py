@@ -5,13 +5,16 @@ from dataclasses import dataclass, field
 
 from .notify import NotifyConfig
 
-URGENCY = {"blocked": 3, "working": 2, "idle": 1}
+# what a window's badge shows, most urgent first: `done` is an idle pane whose turn finished
+# while no client showed it (the pane's own @agentstate stays idle: the contract)
+URGENCY = {"blocked": 4, "done": 3, "working": 2, "idle": 1}
 # Each badge is a pill that brings its own background, so it reads on tmux's default green bar
 # and on dark themes alike (a bare fg=green vanished on the default bar). Fixed 256-colour
 # indices, not named colours, since themes repaint the 16 named ones (catppuccin's "blue" is
 # light, gruvbox's "yellow" is dark); tests/test_visible.py renders them on each bar.
-ICONS = {"blocked": "!", "working": "*", "idle": "-"}
+ICONS = {"blocked": "!", "done": "+", "working": "*", "idle": "-"}
 STYLES = {"blocked": "fg=colour231,bg=colour160,bold",   # white on red
+          "done": "fg=colour231,bg=colour28,bold",       # white on green
           "working": "fg=colour16,bg=colour220",         # black on amber
           "idle": "fg=colour231,bg=colour61"}            # white on slate blue
 INTAKES = ("pipe", "emulate", "capture")
@@ -91,14 +94,14 @@ class Config:
         def in_conditional(text: str) -> str:  # ',' and '}' end a #{?...} branch
             return text.replace(",", "#,").replace("}", "#}")
         badge = ""
-        for state in ("blocked", "working", "idle"):
+        for state in URGENCY:
             icon = in_conditional(f" {self.icons[state]} ".replace("#", "##"))
             badge += (f"#{{?#{{==:#{{@agentstate_window}},{state}}},"
                       f"#[{in_conditional(self.styles[state])}]{icon}#[default],")
-        return badge + "}}}"
+        return badge + "}" * len(URGENCY)
 
     def render_summary(self, counts: dict[str, int]) -> str:
         """The status segment: a pill per state with a count. Built from counts and the user's
         own icon and style options only, never from pane text, so it may carry style."""
         return " ".join(f"#[{self.styles[s]}] {self.icons[s].replace('#', '##')}{counts[s]} #[default]"
-                        for s in ("blocked", "working", "idle") if counts.get(s))
+                        for s in URGENCY if counts.get(s))

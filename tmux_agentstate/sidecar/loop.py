@@ -27,7 +27,7 @@ from .manifests import ManifestWatch
 from .publish import Publisher
 from .runtime import Runtime
 from .update_check import UpdateCheck
-from .watch import PaneWatch, classify, could_be_blocked, read_session
+from .watch import PaneWatch, classify, could_be_blocked, mark_shown, read_session
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -163,8 +163,9 @@ class Sidecar:
         """Whether this sweep must list the panes from tmux: its time has come, an intake
         reads its screens with it, or the process table says a pane came or went, an agent
         started or left (the tty's foreground changed), or a watched pane was resized (its
-        tty's size)."""
-        if now >= self._next_listing or any(i.wants_listing() for i in self.intakes):
+        tty's size), or a client may show another pane (the control client's notifications)."""
+        focus = self.tmux.focus_changed()  # read (and reset) at every sweep
+        if focus or now >= self._next_listing or any(i.wants_listing() for i in self.intakes):
             return True
         if self.identities.changed():
             return True
@@ -216,12 +217,7 @@ class Sidecar:
             w.info = info
             if info.pane_id in screens:
                 w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
-        wall = time.time()
-        ours = self.tmux.control_session
-        for info in panes:  # focusing a pane marks it seen: shown by a client of its session
-            if (info.pane_id in self.panes and info.active and info.window_active
-                    and info.attached - (info.session_id == ours) > 0):
-                self.panes[info.pane_id].seen_at = wall
+        mark_shown(self.panes, panes, self.tmux.control_session, time.time())
         for intake, ws in captured.items():
             intake.after_listing(ws, screens, seen)
         for gone in set(self.panes) - seen:  # pane killed: tmux closed its pipe already
@@ -266,6 +262,7 @@ class Sidecar:
         old = self.panes.get(info.pane_id)
         if old is not None:
             w.published, w.state, w.since = old.published, old.state, old.since
+            w.seen_at, w.shown, w.done_at = old.seen_at, old.shown, old.done_at
         self.panes[info.pane_id] = w
         if not self.intake.attach(w, batch):
             self.fallback.take(w)  # another program pipes it: never steal its pipe

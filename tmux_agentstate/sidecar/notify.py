@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import time
 from dataclasses import dataclass, field
 
 
@@ -18,6 +19,7 @@ class NotifyConfig:
     cooldown: float = 30.0
     command: str = ""                # @agentstate-notify-command: argv, pane text as arguments
     bell: bool = True
+    terminal: str = "auto"           # @agentstate-notify-terminal: desktop.KINDS
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> "NotifyConfig":
@@ -31,6 +33,7 @@ class NotifyConfig:
         except ValueError:
             pass
         c.command = options.get("@agentstate-notify-command", "")
+        c.terminal = options.get("@agentstate-notify-terminal", c.terminal).strip().lower()
         return c
 
 
@@ -80,13 +83,36 @@ class Notifier:
 
 def ring(tty: str) -> None:
     """The terminal bell on a client's tty."""
+    write_tty(tty, b"\a")
+
+
+def write_tty(tty: str, data: bytes, patience: float = 0.2) -> bool:
+    """Bytes to a client's terminal, never blocking the sidecar for long: a terminal that does
+    not read (a frozen ssh) gets what fits, then, if a sequence was cut, its terminator, so the
+    terminal does not take tmux's next output as part of it."""
+    if not data:
+        return False
     try:
         fd = os.open(tty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
     except OSError:
-        return
+        return False
+    deadline = time.monotonic() + patience
+    sent = 0
     try:
-        os.write(fd, b"\a")
+        while sent < len(data):
+            try:
+                sent += os.write(fd, data[sent:])
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.005)
+        if 0 < sent < len(data):
+            try:
+                os.write(fd, b"\x1b\\")  # ST: ends an OSC or DCS cut short
+            except OSError:
+                pass
     except OSError:
-        pass
+        return False
     finally:
         os.close(fd)
+    return sent == len(data)

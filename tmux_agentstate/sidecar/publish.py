@@ -9,11 +9,12 @@ import os
 import time
 
 from .config import URGENCY, Config
-from .notify import Notifier, ring
+from . import desktop
+from .notify import Notifier, ring, write_tty
 from .runtime import Runtime
 from ..tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
 from ..plugin.wiring import PUBLISHED_PANE_OPTIONS as PANE_OPTIONS
-from .watch import PaneWatch
+from .watch import PaneWatch, shown_state
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -22,6 +23,11 @@ DETAIL_MAX = 200
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def detail_line(st) -> str:
+    """What `@agentstate_detail` says: a prompt's line, else a mark's row, else nothing."""
+    return st.detail if st.state == "blocked" else st.mark_line
 
 
 class Publisher:
@@ -44,11 +50,15 @@ class Publisher:
             "@agentstate_agent_version": (w.version or "") if st else None,
             "@agentstate_since": str(int(w.since)) if st else None,
             "@agentstate_source": st.source if st else None,
-            # the prompt line, for blocked only: a working row's timer would change every second
-            "@agentstate_detail": (tmux_quote(one_line(st.detail)[:DETAIL_MAX])
-                                   if st.state == "blocked" else "") if st else None,
+            # the prompt line while blocked (a working row's timer would change every second),
+            # else the row of the error a turn ended in (the manifest's marks)
+            "@agentstate_detail": tmux_quote(one_line(detail_line(st))[:DETAIL_MAX]) if st else None,
+            "@agentstate_error": st.mark if st else None,
             # a client has shown the pane since its state last changed
             "@agentstate_seen": ("1" if (w.seen_at or 0) >= w.since else "0") if st else None,
+            # its turn finished while no client showed it, and none has since (@agentstate
+            # stays idle: the window badge and the summary say done)
+            "@agentstate_done": ("1" if shown_state(w) == "done" else "0") if st else None,
         }
         for name, value in want.items():
             if w.published.get(name, "<unset>") != value:
@@ -81,12 +91,13 @@ class Publisher:
         windows: dict[str, str] = {}
         counts = {s: 0 for s in URGENCY}
         for w in panes:
-            if w.state is None:
+            state = shown_state(w)
+            if state is None:
                 continue
-            counts[w.state.state] += 1
+            counts[state] += 1
             cur = windows.get(w.info.window_id)
-            if cur is None or URGENCY[w.state.state] > URGENCY[cur]:
-                windows[w.info.window_id] = w.state.state
+            if cur is None or URGENCY[state] > URGENCY[cur]:
+                windows[w.info.window_id] = state
         self._flush_notes(batch)
         # no refresh-client: tmux redraws every client's status line when an option is set
         for window, state in windows.items():
@@ -109,19 +120,22 @@ class Publisher:
                 raise
             except TmuxError:
                 self._clients = []
+        notify = self.config.notify
         for w, state, old in self._notes:
             if w.state is None or w.state.state != state:
                 continue  # it changed again before we got here
-            line = one_line(w.state.detail)[:120]
+            line = one_line(w.state.detail if state == "blocked" else w.state.mark_line)[:120]
             what = "needs you" if state == "blocked" else "finished its turn"
-            text = tmux_quote(f"{w.manifest.display or w.manifest.name} in {w.info.address} {what}"
-                              + (f": {line}" if line else ""))
+            title = f"{w.manifest.display or w.manifest.name} in {w.info.address} {what}"
+            text = tmux_quote(title + (f": {line}" if line else ""))
             for c in self._clients:
-                if c.control or c.pane_id == w.pane_id:
-                    continue
+                if c.control or c.shows(w.info.window_id):
+                    continue  # a client that has the pane on screen sees it already
                 batch.add("display-message", "-c", c.name, "-d", "5000", text)
-                if self.config.notify.bell:
+                if notify.bell:
                     ring(c.tty)
+                write_tty(c.tty, desktop.for_client(notify.terminal, c.termname, c.termtype,
+                                                    title, line))
             self.notifier.run_command(w.pane_id, w.info.address, w.manifest.name, state, line)
             log.info("%s: notified (%s)", w.pane_id, state)
         self._notes.clear()

@@ -33,6 +33,9 @@ class PaneWatch:
     screen_changed_at: float = 0.0     # unix time that verdict last changed (0: unknown)
     session: Report | None = None      # Claude's session file, as a report
     seen_at: float | None = None       # unix time a client last showed this pane
+    shown: bool = False                # a client showed it at the last listing
+    done_at: float | None = None       # unix time its turn finished while no client showed it;
+                                       # None again once one does, or it leaves idle
     fg: procs.Foreground | None = None
     version: str | None = None         # the agent's release (procs.agent_version)
     # the FIFO intakes' own (pipe, emulate)
@@ -75,7 +78,32 @@ def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, Pa
     if new == old or not (old is None or new is None or new.state != old.state):
         return None
     w.since = wall
+    finished = old is not None and old.state == "working" and new is not None and new.state == "idle"
+    w.done_at = wall if finished and not w.shown else None
     return old, new
+
+
+def mark_shown(panes: dict[str, PaneWatch], infos: list[PaneInfo], ours: str | None,
+               wall: float) -> None:
+    """Who shows which pane, from a listing: a pane is shown when it is the active pane of its
+    session's current window and a client (not our control client) is attached to that
+    session. Shown, it is seen: a "done" turn is done no more."""
+    for info in infos:
+        w = panes.get(info.pane_id)
+        if w is None:
+            continue
+        w.shown = (info.active and info.window_active
+                   and info.attached - (info.session_id == ours) > 0)
+        if w.shown:
+            w.seen_at, w.done_at = wall, None
+
+
+def shown_state(w: PaneWatch) -> str | None:
+    """What its badge and the summary show: its state, or `done` for an idle pane whose turn
+    finished unseen."""
+    if w.state is None:
+        return None
+    return "done" if w.done_at is not None and w.state.state == "idle" else w.state.state
 
 
 def read_session(w: PaneWatch) -> None:

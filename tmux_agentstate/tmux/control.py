@@ -47,7 +47,9 @@ class ControlClient:
     """A persistent `tmux -C` client. A request is one line of `;`-separated commands; tmux
     answers each command with its output between `%begin T N F` and `%end T N F` (`%error` if
     it failed, and then skips the rest of the line). Lines between blocks are notifications
-    (`%session-changed`…), ignored, except `%exit`: the client is gone.
+    (`%session-changed`…), ignored, except `%exit`: the client is gone, and the ones that say
+    a client may now show another pane (`FOCUS`): `focus_changed` is set, for the sidecar to
+    look again at who shows what (a "done" badge goes as soon as the user looks).
 
     Attached with `ignore-size` (never sizes a window) and `no-output` (no `%output` copies of
     pane bytes). The one thing it changes that a user can see: its session counts as attached
@@ -55,12 +57,16 @@ class ControlClient:
     (with `#{client_control_mode}` 1, which the sidecar skips)."""
 
     TIMEOUT = 5.0
+    # sent to every control client, whichever session or window they are about
+    FOCUS = (b"%session-window-changed", b"%window-pane-changed", b"%client-session-changed",
+             b"%session-changed")
 
     def __init__(self, argv: list[str]):
         self.argv = argv          # tmux plus its -L/-S
         self.proc: subprocess.Popen | None = None
         self._buf, self._pos = b"", 0   # what tmux sent; read up to _pos
         self.session: str | None = None
+        self.focus_changed = False
 
     def connect(self, session: str) -> None:
         self.close()
@@ -111,8 +117,33 @@ class ControlClient:
                 answers.append((ok, body.decode("utf-8", "replace")))
                 if not ok:
                     break
-            # anything else is a notification (%session-changed…) or not ours: skipped
+            elif head.startswith(self.FOCUS):
+                self.focus_changed = True
+            # anything else is a notification or not ours: skipped
         return answers
+
+    def poll(self) -> None:
+        """Read the notifications that came while no command ran (never waits): between
+        commands, every line tmux sends is one."""
+        if not self.connected:
+            return
+        fd = self.proc.stdout.fileno()
+        while select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                self.close()
+                return
+            self._buf, self._pos = self._buf[self._pos:] + chunk, 0
+        while True:
+            i = self._buf.find(b"\n", self._pos)
+            if i < 0:
+                return
+            head, self._pos = self._buf[self._pos:i], i + 1
+            if head.startswith(b"%exit"):
+                self.close()
+                return
+            if head.startswith(self.FOCUS):
+                self.focus_changed = True
 
     def _block(self, guard: bytes, deadline: float) -> tuple[bool, bytes]:
         """A command's output, up to the `%end`/`%error` line that repeats its `%begin`'s time

@@ -16,7 +16,9 @@ PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "
 # the report is our hook's JSON (control characters escaped); the title last: it may hold SEP
 VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "cursor_x", "alternate_on",
                "scroll_region_upper", "scroll_region_lower", "@agentstate_report", "pane_title")
-CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name")
+# the terminal's own answer (XTVERSION, e.g. "WezTerm 20240203") last: the terminal wrote it
+CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name",
+                 "window_id", "client_termname", "client_termtype")
 CLIENT_FORMAT = "C" + SEP + SEP.join(f"#{{{f}}}" for f in CLIENT_FIELDS)  # "C": not a pane row
 
 
@@ -73,6 +75,13 @@ class ClientInfo:
     control: bool
     pane_id: str
     session: str
+    window_id: str = ""
+    termname: str = ""   # the client's TERM
+    termtype: str = ""   # what its terminal says it is (tmux asks with XTVERSION), if it said
+
+    def shows(self, window_id: str) -> bool:
+        """Whether this client has that window on screen (every pane of it is visible)."""
+        return self.window_id == window_id
 
 
 def _views(lines: list[str], screens: dict[str, str]) -> dict[str, PaneView]:
@@ -92,10 +101,10 @@ def _views(lines: list[str], screens: dict[str, str]) -> dict[str, PaneView]:
 
 
 def _client_row(line: str) -> "ClientInfo | None":
-    parts = line.split(SEP)
+    parts = line.split(SEP, len(CLIENT_FIELDS))
     if parts[0] != "C" or len(parts) != len(CLIENT_FIELDS) + 1:
         return None
-    return ClientInfo(parts[1], parts[2], parts[3] == "1", parts[4], parts[5])
+    return ClientInfo(parts[1], parts[2], parts[3] == "1", *parts[4:])
 
 
 def cat_into(fifo: str) -> str:

@@ -140,8 +140,9 @@ class Reading:
         """Panes that carry a state, with what `list` and the popup show."""
         fields = ("pane_id", "session_name", "window_index", "pane_index", "@agentstate",
                   "@agentstate_agent", "@agentstate_since", "@agentstate_source", "window_name",
-                  "@agentstate_agent_version", "@agentstate_detail")  # the detail last: it may
-                                                                      # hold the separator
+                  "@agentstate_agent_version", "@agentstate_done", "@agentstate_error",
+                  "@agentstate_context",
+                  "@agentstate_detail")  # the detail last: it may hold the separator
         fmt = SEP.join(f"#{{{f}}}" for f in fields)
         rows = []
         for line in self.run(["list-panes", "-a", "-F", fmt]):
@@ -152,9 +153,19 @@ class Reading:
                          "window": p[2], "state": p[4], "agent": p[5],
                          "since": int(p[6]) if p[6].isdigit() else None, "source": p[7],
                          "window_name": p[8], "agent_version": p[9] or None,
+                         "done": p[10] == "1", "error": p[11] or None,
+                         "context": int(p[12]) if p[12].isdigit() else None,
                          # stored with '#' doubled for status lines; give the text back
-                         "detail": SEP.join(p[10:]).replace("##", "#")})
+                         "detail": SEP.join(p[13:]).replace("##", "#")})
         return rows
+
+    def client_pane(self, client: str) -> str | None:
+        """The pane a client shows (its session's current window's active pane)."""
+        try:
+            out = self.run(["list-clients", "-F", f"#{{client_name}}{SEP}#{{pane_id}}"])
+        except TmuxError:
+            return None
+        return next((p for name, _, p in (line.partition(SEP) for line in out) if name == client), None)
 
     def resolve_pane(self, target: str) -> PaneInfo:
         """The one pane a user named, strictly: `%N` must exist; `session:window.pane` (window

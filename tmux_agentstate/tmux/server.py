@@ -117,6 +117,19 @@ class Tmux(Reading):
         c = self.control
         return c.session if c is not None and c.connected else None
 
+    def focus_changed(self) -> bool:
+        """Whether a client may show another pane since the last call (the control client's
+        notifications; always False without one: the periodic listing has it then)."""
+        c = self.control
+        if c is None or not c.connected:
+            return False
+        try:
+            c.poll()
+        except OSError:
+            return False
+        changed, c.focus_changed = c.focus_changed, False
+        return changed
+
     def server_pid(self) -> int:
         out = self.run(["display-message", "-p", "#{pid}"])
         return int(out[0]) if out and out[0].isdigit() else 0

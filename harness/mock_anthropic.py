@@ -24,6 +24,8 @@ steps of the same turn). Keywords (upper case, anywhere in the prompt):
     ENDQUESTION           a reply ending with "Would you like me to add a regression test?"
     OVERLOAD [n]          the first n calls (default 4) get HTTP 529 overloaded: the CLI retries
     BADREQUEST            HTTP 400 invalid_request_error: the turn ends with an API error
+    CONTEXTUSED <n>       the reply's usage says n input tokens (the context in use), so a test
+                          knows the percentage the CLI's transcript will give
     ENDPROCEED            a reply that quotes dialog wording ("Do you want to proceed?", a
                           numbered "1. Yes" list, "Esc to cancel") as plain text: still idle
 
@@ -293,6 +295,9 @@ class Handler(BaseHTTPRequestHandler):
             log({"reply": {"error": err[0]}})
             return self._json(err[0], {"type": "error", "error": err[1]})
         reply = script(body)
+        prompt = human_turn(body.get("messages", []))[0]
+        if "CONTEXTUSED" in prompt:
+            reply["input_tokens"] = int(_num_after(prompt, "CONTEXTUSED", 50))
         log({"reply": {k: v for k, v in reply.items() if k != "text"},
              "text": reply.get("text", "")[:80]})
         model = body.get("model", "claude-mock")
@@ -317,7 +322,7 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, {"id": "msg_" + uuid.uuid4().hex[:24], "type": "message",
                          "role": "assistant", "model": model, "content": content,
                          "stop_reason": stop, "stop_sequence": None,
-                         "usage": {"input_tokens": 50, "output_tokens": 20}})
+                         "usage": {"input_tokens": reply.get("input_tokens", 50), "output_tokens": 20}})
 
     def _event(self, name: str, data: dict) -> None:
         chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
@@ -336,7 +341,7 @@ class Handler(BaseHTTPRequestHandler):
             self._event("message_start", {"type": "message_start", "message": {
                 "id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
                 "model": model, "content": [], "stop_reason": None, "stop_sequence": None,
-                "usage": {"input_tokens": 50, "output_tokens": 1,
+                "usage": {"input_tokens": reply.get("input_tokens", 50), "output_tokens": 1,
                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
             self._event("ping", {"type": "ping"})
             index, stop = 0, "end_turn"

@@ -35,6 +35,9 @@ Replies are scripted by keywords in the LAST user message (case-insensitive), fi
 |                                           | regression test?"                                         |
 | anything else                             | a short one-line reply                                    |
 
+`CONTEXTUSED n` anywhere in the message: the reply's usage says n input tokens (Responses
+API), so a test knows the context figure the CLI writes in its rollout.
+
 Aider appends its edit-format rules ("# *SEARCH/REPLACE block* Rules: …") to the last user
 message; they are cut off before choosing (they contain backticks and file names).
 
@@ -278,10 +281,14 @@ class Sse:
         return self.raw((f"event: {name}\n" if name else "") + f"data: {payload}\n\n")
 
 
-def usage() -> dict:
-    return {"input_tokens": 1200, "input_tokens_details": {"cached_tokens": 0},
+def usage(prompt: str = "") -> dict:
+    """The reply's token usage: 1200 in, 80 out; `CONTEXTUSED n` in the prompt makes it n in
+    (a test then knows the context figure the CLI writes)."""
+    m = re.search(r"CONTEXTUSED[ \t]+(\d+)", prompt)
+    used = int(m.group(1)) if m else 1200
+    return {"input_tokens": used, "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 80, "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 1280}
+            "total_tokens": used + 80}
 
 
 def serve_responses(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
@@ -402,7 +409,7 @@ def serve_responses(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
         ok = text_item(final_text(sc, tool_out), 8, 0.03)
     if ok:
         ev("response.completed", response={**base, "status": "completed", "output": output,
-                                           "usage": usage()})
+                                           "usage": usage(text)})
     log({"id": rid, "done": ok, "client_gone": sse.gone})
 
 

@@ -464,3 +464,41 @@ def test_codex_restarted_sidecar_does_not_bring_back_an_answered_prompt(tmux_ser
         assert "blocked" not in obs.states(restart), obs.dump()
     finally:
         obs.stop()
+
+
+# -- context usage (@agentstate_context), from the files the CLIs write --------------------------
+def context_option(server, pane: str) -> str:
+    try:
+        return server.cmd("display-message", "-p", "-t", pane, "#{@agentstate_context}")
+    except RuntimeError:
+        return ""
+
+
+@needs_claude
+def test_claude_context_usage_comes_from_its_transcript(claude_launched, tmux_server):
+    """The mock says how many input tokens each reply's request carried (CONTEXTUSED); Claude
+    writes it into its transcript; 150,000 + 40 out of a 200,000 window is 75 %."""
+    agent, obs = claude_launched
+    for used, want in ((150000, "75"), (20000, "10")):
+        agent.type(f"how full is it CONTEXTUSED {used}")
+        agent.keys("Enter")
+        wait_for(lambda: context_option(tmux_server, agent.pane) == want, timeout=20,
+                 message=f"@agentstate_context {want}")
+    assert obs.entries()[-1][1] == "idle"
+
+
+@needs_codex
+def test_codex_context_usage_comes_from_its_rollout(tmux_server, sidecar, codex_home):
+    """Codex's rollout `token_count`: 200,000 + 80 tokens of its 258,400 window is 77 %."""
+    sidecar(interval=INTERVAL).start()
+    agent = codex_start(tmux_server, codex_home, AGENTSTATE_CODEX_BYPASS_HOOK_TRUST="1")
+    obs = Observer(tmux_server, agent.pane)
+    try:
+        agent.wait_text("? for shortcuts", timeout=60)
+        obs.wait_state("idle", timeout=15)
+        time.sleep(1.0)
+        codex_submit(agent, obs, "how full is it CONTEXTUSED 200000")
+        wait_for(lambda: context_option(tmux_server, agent.pane) == "77", timeout=30,
+                 message="@agentstate_context 77")
+    finally:
+        obs.stop()

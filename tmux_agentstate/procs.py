@@ -25,6 +25,8 @@ class Foreground:
     children: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (name, cmdline) one level down
     pids: tuple[int, ...] = ()         # the leader and its children
     home: str | None = None            # HOME in the leader's environment
+    codex_home: str | None = None      # CODEX_HOME there, if set
+    cwd: str | None = None             # the leader's working folder
 
 
 def _read_small(path: str, size: int = 4096) -> bytes | None:
@@ -119,7 +121,7 @@ def tty_size(tty: str) -> tuple[int, int] | None:
     return (rows, cols) if rows and cols else None
 
 
-def _describe(proc: psutil.Process) -> tuple[str, tuple[str, ...], str | None, str | None]:
+def _describe(proc: psutil.Process) -> tuple[str, tuple[str, ...], str | None, dict]:
     with proc.oneshot():
         name = proc.name()
         cmdline = tuple(proc.cmdline())
@@ -127,7 +129,7 @@ def _describe(proc: psutil.Process) -> tuple[str, tuple[str, ...], str | None, s
         env = proc.environ()
     except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
         env = {}
-    return name, cmdline, env.get(HINT_VAR), env.get("HOME")
+    return name, cmdline, env.get(HINT_VAR), env
 
 
 def foreground(pane_pid: int) -> Foreground | None:
@@ -137,7 +139,11 @@ def foreground(pane_pid: int) -> Foreground | None:
         return None
     try:
         leader = psutil.Process(pgid)
-        name, cmdline, hint, home = _describe(leader)
+        name, cmdline, hint, env = _describe(leader)
+        try:
+            cwd = leader.cwd()
+        except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
+            cwd = None
         kids, pids = [], [pgid]
         for child in leader.children()[:8]:
             try:
@@ -151,7 +157,8 @@ def foreground(pane_pid: int) -> Foreground | None:
             pids.append(child.pid)
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
-    return Foreground(pgid, name, cmdline, hint, tuple(kids), tuple(pids), home)
+    return Foreground(pgid, name, cmdline, hint, tuple(kids), tuple(pids), env.get("HOME"),
+                      env.get("CODEX_HOME"), cwd)
 
 
 def agent_version(fg: Foreground | None) -> str | None:
@@ -242,3 +249,29 @@ def installed_version(command: str, timeout: float = 5.0) -> tuple[str | None, s
         return path, None
     m = re.search(r"\d+\.\d+\.\d+", out.stdout + " " + out.stderr)
     return path, m.group(0) if m else None
+
+
+def open_files(pids, pattern: re.Pattern) -> list[str]:
+    """The files these processes hold open whose path matches (from /proc/PID/fd)."""
+    found = []
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if pattern.search(target) and target not in found:
+                found.append(target)
+    return found
+
+
+def started_at(pid: int) -> float | None:
+    """When a process started (unix seconds)."""
+    try:
+        return psutil.Process(pid).create_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None

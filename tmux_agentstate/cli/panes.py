@@ -39,8 +39,9 @@ def add(sub) -> None:
 
 
 def sorted_agent_panes(tmux) -> list[dict]:
-    order = {"blocked": 0, "working": 1, "idle": 2}
-    return sorted(tmux.agent_panes(), key=lambda r: (order.get(r["state"], 3), -(r["since"] or 0)))
+    from ..plugin.popup import shown_state
+    order = {"blocked": 0, "done": 1, "working": 2, "idle": 3}
+    return sorted(tmux.agent_panes(), key=lambda r: (order.get(shown_state(r), 4), -(r["since"] or 0)))
 
 
 def cmd_list(args) -> int:

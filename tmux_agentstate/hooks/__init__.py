@@ -2,4 +2,5 @@
 
     launch.py   `launch AGENT`: runs the agent with our hooks injected for that launch only
     report.py   what one hook event records on its pane (run as `python -m tmux_agentstate.hook`)
+    context.py  the context window in use, from the files Claude Code and Codex write anyway
 """

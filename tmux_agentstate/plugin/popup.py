@@ -11,7 +11,8 @@ import time
 
 from ..tmux import Tmux, TmuxError
 
-COLOURS = {"blocked": curses.COLOR_RED, "working": curses.COLOR_YELLOW, "idle": curses.COLOR_GREEN}
+COLOURS = {"blocked": curses.COLOR_RED, "done": curses.COLOR_CYAN, "working": curses.COLOR_YELLOW,
+           "idle": curses.COLOR_GREEN}
 
 
 def printable(text: str) -> str:
@@ -25,9 +26,20 @@ def age(since: int | None, now: float) -> str:
     return f"{s}s" if s < 60 else f"{s // 60}m" if s < 3600 else f"{s // 3600}h"
 
 
+def shown_state(r: dict) -> str:
+    """`done`: idle, its turn finished while no client showed it (not seen since)."""
+    return "done" if r["state"] == "idle" and r.get("done") else r["state"]
+
+
 def format_row(r: dict, now: float, width: int) -> str:
-    line = (f"{r['state']:<8} {age(r['since'], now):>4}  {r['target']:<14} {r['agent']:<8} "
-            f"{printable(r['detail'])}")
+    """State, age, where, agent, context in use, then the prompt line or the error a turn
+    ended in, marked."""
+    context = f"{r['context']}%" if r.get("context") is not None else ""
+    detail = printable(r["detail"])
+    if r.get("error"):
+        detail = f"[{r['error']}] {detail}"
+    line = (f"{shown_state(r):<8} {age(r['since'], now):>4}  {r['target']:<14} {r['agent']:<8} "
+            f"{context:>4}  {detail}")
     return line[: max(0, width - 1)]
 
 
@@ -81,7 +93,7 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
                 stdscr.addnstr(2, 2, "no agents", w - 3)
             sel = min(sel, max(0, len(rows) - 1))
             for i, r in enumerate(rows[: max(0, h - 2)]):
-                attr = pairs.get(r["state"], 0) | (curses.A_REVERSE if i == sel else 0)
+                attr = pairs.get(shown_state(r), 0) | (curses.A_REVERSE if i == sel else 0)
                 stdscr.addnstr(i + 2, 0, format_row(r, now, w), w - 1, attr)
             stdscr.refresh()
             key = stdscr.getch()

@@ -27,7 +27,7 @@ from .manifests import ManifestWatch
 from .publish import Publisher
 from .runtime import Runtime
 from .update_check import UpdateCheck
-from .watch import PaneWatch, classify, could_be_blocked, mark_shown, read_session
+from .watch import PaneWatch, classify, could_be_blocked, mark_shown, read_context, read_session
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -211,6 +211,7 @@ class Sidecar:
                 continue
             if full:
                 read_session(w)
+                read_context(w)
             w.intake.listed(w, info, screens)
             if info.report != w.info.report:
                 w.screen.dirty = True  # a new report: re-combine
@@ -259,6 +260,7 @@ class Sidecar:
         w.fg = self.identities.foreground(info.pane_id)
         w.version = procs.agent_version(w.fg)  # once per agent process: its package's metadata
         read_session(w)
+        read_context(w)
         old = self.panes.get(info.pane_id)
         if old is not None:
             w.published, w.state, w.since = old.published, old.state, old.since

@@ -54,6 +54,8 @@ class Publisher:
             # else the row of the error a turn ended in (the manifest's marks)
             "@agentstate_detail": tmux_quote(one_line(detail_line(st))[:DETAIL_MAX]) if st else None,
             "@agentstate_error": st.mark if st else None,
+            # percent of the context window in use, where the agent's own files tell it
+            "@agentstate_context": str(w.context) if st and w.context is not None else None,
             # a client has shown the pane since its state last changed
             "@agentstate_seen": ("1" if (w.seen_at or 0) >= w.since else "0") if st else None,
             # its turn finished while no client showed it, and none has since (@agentstate

@@ -1,11 +1,13 @@
 """PaneWatch: what the sidecar keeps about one agent pane it watches."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import procs
+from ..hooks import context
 from ..core.combine import PaneState, Report, combine, newest
 from ..panes.fresh import session_report
 from ..core.manifest import Manifest
@@ -38,6 +40,10 @@ class PaneWatch:
                                        # None again once one does, or it leaves idle
     fg: procs.Foreground | None = None
     version: str | None = None         # the agent's release (procs.agent_version)
+    context: int | None = None         # percent of its context window in use (hooks/context.py)
+    context_file: str | None = None    # where that comes from
+    context_mtime: float = 0.0
+    context_found_at: float = 0.0      # when context_file was last looked for
     # the FIFO intakes' own (pipe, emulate)
     piped_at: float = 0.0              # when our pipe was last set on it (monotonic)
     last_byte: float = 0.0
@@ -104,6 +110,31 @@ def shown_state(w: PaneWatch) -> str | None:
     if w.state is None:
         return None
     return "done" if w.done_at is not None and w.state.state == "idle" else w.state.state
+
+
+CONTEXT_AGENTS = ("claude", "codex")
+CONTEXT_REFIND = 30.0  # a Codex rollout is looked for again this often (a glob of its folder)
+
+
+def read_context(w: PaneWatch) -> None:
+    """The context usage from the agent's own file, read again only when the file changed.
+    Claude's file is found again each time (a cheap read; /clear starts another session)."""
+    name = w.manifest.name
+    if name not in CONTEXT_AGENTS:
+        return
+    now = time.monotonic()
+    if name == "claude" or w.context_file is None or now - w.context_found_at > CONTEXT_REFIND:
+        w.context_file, w.context_found_at = context.context_file(name, w.fg), now
+    if w.context_file is None:
+        w.context = None
+        return
+    try:
+        mtime = os.stat(w.context_file).st_mtime
+    except OSError:
+        w.context_file = w.context = None
+        return
+    if mtime != w.context_mtime:
+        w.context, w.context_mtime = context.context_percent(name, w.context_file), mtime
 
 
 def read_session(w: PaneWatch) -> None:

@@ -228,6 +228,11 @@ def tool_params(tool: dict) -> dict:
     return params.get("properties") or {}
 
 
+def tool_required(tool: dict) -> list:
+    params = tool.get("parameters") or (tool.get("function") or {}).get("parameters") or {}
+    return params.get("required") or []
+
+
 def command_args(tool: dict, command: str, escalate: bool) -> dict:
     props = tool_params(tool)
     args: dict = {}
@@ -248,6 +253,10 @@ def command_args(tool: dict, command: str, escalate: bool) -> dict:
         args["justification"] = f"Running `{command}` needs to write outside the read-only sandbox."
     if "description" in props:
         args["description"] = f"Run {command}"
+    if "is_background" in tool_required(tool):
+        # older Qwen Code releases (e.g. 0.1.4): run_shell_command requires `is_background`
+        # (else "params must have required property 'is_background'"); only when required
+        args["is_background"] = False
     return args
 
 

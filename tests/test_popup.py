@@ -62,3 +62,28 @@ def test_popup_lists_blocked_first_shows_text_literally_jumps_and_answers(tmux_s
              and tmux_server.option(idle, "window_active") == "1", message="jumped")
     assert not marker.exists()
     marker.unlink(missing_ok=True)
+
+
+def test_popup_marks_done_context_and_the_error_a_turn_ended_in(tmux_server):
+    """What the sidecar publishes (set here by hand, as it would): a done pane reads `done`
+    and sorts after blocked, before working; context in use and the error's kind show."""
+    srv = tmux_server
+    rows = {}
+    for name, opts in {
+        "working": {"@agentstate": "working", "@agentstate_context": "12"},
+        "done": {"@agentstate": "idle", "@agentstate_done": "1", "@agentstate_context": "75",
+                 "@agentstate_error": "rate-limit",
+                 "@agentstate_detail": "API Error: 429 rate_limit_error ##5"},
+        "idle": {"@agentstate": "idle", "@agentstate_done": "0"},
+    }.items():
+        pane = srv.new_pane("sleep 600")
+        for k, v in {"@agentstate_agent": "claude", "@agentstate_since": str(int(time.time()) - 30),
+                     **opts}.items():
+            srv.cmd("set-option", "-p", "-t", pane, k, v)
+        rows[name] = pane
+    pane = popup_pane(srv)
+    wait_for(lambda: "rate-limit" in screen(srv, pane), message="popup rows")
+    lines = [l for l in screen(srv, pane).splitlines() if l.split()[3:4] == ["claude"]]
+    assert [l.split()[0] for l in lines] == ["done", "working", "idle"], lines
+    assert "75%" in lines[0] and "[rate-limit] API Error: 429 rate_limit_error #5" in lines[0]
+    assert "12%" in lines[1] and "%" not in lines[2]

@@ -183,10 +183,9 @@ class Ctx(common.Ctx):
         """No spinner row, no dialog hint: the turn is over."""
         def idle(s: str) -> bool:
             tail = "\n".join(s.rstrip().split("\n")[-8:])   # dialogs sit just above the footer
-            if hooks_era():   # 0.27.9: the transcript can say 'User cancelled the selection'
-                cancel = re.search(r"(?m)cancel\s*$", tail) is not None
-            else:
-                cancel = "cancel" in tail
+            # a dialog's key-hint row ends in 'cancel'; the transcript may say 'User cancelled
+            # the selection' just above the editor (a cancelled question), which is not one
+            cancel = re.search(r"(?m)cancel\s*$", tail) is not None
             return (WORKING not in s and GATE_HINT not in s and QUESTION_HINT not in s
                     and not cancel)
         scr = self.wait(idle, "idle", timeout)

@@ -6,7 +6,8 @@
 Everything is served by mock_openai (same scenarios, same log format), except: when the last
 user message asks for a choice ("ask me", "which option", "choose between", "let me choose")
 and the request offers a tool named `question` (pi's bundled examples/extensions/question.ts)
-or `questionnaire`, the reply is a streamed tool call to it. mock_openai's chat path has no
+or `questionnaire`, the reply is a streamed tool call to it (options as objects, or as plain
+labels when the tool's schema says `options: string[]`, as older pi releases' question tool). mock_openai's chat path has no
 question scenario and is owned by someone else, so this module wraps it instead of editing it.
 """
 from __future__ import annotations
@@ -35,6 +36,9 @@ def question_call(tools: list) -> tuple[str, dict] | None:
                                      "question": QUESTION, "options": [
                                          {"value": o["label"].lower().replace(" ", "-"), **o}
                                          for o in OPTIONS]}]}
+    if ((props.get("options") or {}).get("items") or {}).get("type") == "string":
+        # pi 0.27.9's examples/custom-tools/question: `options: string[]` (pi.ui.select)
+        return name, {"question": QUESTION, "options": [o["label"] for o in OPTIONS]}
     return name, {"question": QUESTION, "options": OPTIONS}
 
 

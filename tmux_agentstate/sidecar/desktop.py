@@ -26,12 +26,14 @@ AUTO = (("kitty", "osc99"), ("iterm2", "osc9"), ("wezterm", "osc9"), ("ghostty",
         ("foot", "osc777"), ("rxvt", "osc777"))
 NESTED = ("tmux", "screen")  # a terminal that is another multiplexer: passthrough
 _ids = itertools.count(1)
+BOX = " " + "".join(chr(c) for c in range(0x2500, 0x2580))  # a dialog's borders around its line
 
 
 def clean(text: str, limit: int = FIELD_MAX) -> str:
-    """One line of printable text: C0, DEL and C1 controls (ESC, BEL, the 8-bit ST…) gone."""
+    """One line of printable text: C0, DEL and C1 controls (ESC, BEL, the 8-bit ST…) gone, and
+    the box borders a dialog draws around its line."""
     kept = "".join(ch if ch.isprintable() else " " for ch in text)
-    return " ".join(kept.split())[:limit]
+    return " ".join(kept.split()).strip(BOX)[:limit].strip()
 
 
 def choose(setting: str, termname: str, termtype: str) -> tuple[str | None, bool]:

@@ -434,7 +434,9 @@ def make_dirs(sess: Session, home: Path, proj: Path) -> None:
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)
         (proj / rel).write_text(text)
     if sess.gitignore:
-        (proj / ".gitignore").write_text(".aider*\n")
+        # 0.72.3 and older (seen 0.67.0) want .env ignored as well, .env file or not ("Add .env to
+        # .gitignore (recommended)?"); 0.75.2 and newer only when a .env exists
+        (proj / ".gitignore").write_text(".aider*\n.env\n" if older_than("0.75") else ".aider*\n")
     if sess.git != "none":
         git = ["git", "-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid"]
         subprocess.run(["git", "init", "-q"], cwd=proj, check=True)

@@ -4,6 +4,7 @@
     python harness/aider.py install                 # pinned aider-chat in its own venv under /work/agents
     python harness/aider.py capture [--only NAME]   # run the scenarios, write fixtures/aider/
     python harness/aider.py list                    # the sessions
+    python harness/aider.py capture --version V     # another release: fixtures/aider/V/
 
 Each session runs the real CLI in a private tmux server (harness/tmuxrec.py) with a throwaway
 HOME and project folder under /work/agents, talking to harness/mock_openai.py (chat completions
@@ -31,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 from common import AGENTS, REPO  # noqa: E402
 
-VERSION = "0.86.2"
+PINNED = "0.86.2"
+VERSION = PINNED
 VENV = AGENTS / f"aider-{VERSION}"
 AIDER_BIN = VENV / "bin" / "aider"
 OUT = REPO / "fixtures" / "aider"
@@ -41,13 +43,59 @@ QUESTION_RE = re.compile(r"\]: ?\S*\s*$")                  # the tail of "… (Y
 SPINNER_RE = re.compile(r"[░█#=]{2}\s+Waiting for ")
 
 
+def vtuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("-")[0].split("."))
+
+
+def older_than(v: str) -> bool:
+    """True when the release being driven (VERSION) is older than `v`."""
+    return vtuple(VERSION) < vtuple(v)
+
+
+def configure(version: str | None, out: Path | None) -> None:
+    """`--version V` / `--out DIR`: point the venv, the binary and the fixture folder (here and on
+    Ctx, whose attributes were bound at class definition) at release V. The pinned release keeps
+    its paths (fixtures/aider/)."""
+    global VERSION, VENV, AIDER_BIN, OUT
+    if version:
+        VERSION = version
+        VENV = AGENTS / f"aider-{VERSION}"
+        AIDER_BIN = VENV / "bin" / "aider"
+    if out:
+        OUT = out.resolve()
+    elif VERSION != PINNED:
+        OUT = common.release_out("aider", VERSION)
+    Ctx.version, Ctx.out = VERSION, OUT
+
+
+# What differs per release (each keyed on the version; the releases named are the ones looked at):
+def has_multiline_flag() -> bool:
+    """`--multiline` (prompt 'diff multi>', Alt-Enter submits): 0.69.1 has it, 0.67.0 and 0.68.0
+    not (there a '{' line opens a multi-line block with a '. ' continuation prompt)."""
+    return not older_than("0.69")
+
+
+def has_waiting_spinner() -> bool:
+    """The 'Waiting for <model>' scanner while the first token is awaited: 0.83.2 has it
+    (aider/waiting.py), 0.80.4 and older not (the screen just stays at the submitted prompt)."""
+    return not older_than("0.83")
+
+
+def add_file_question(fname: str) -> str:
+    """The question for a file named in a reply: 'Add file to the chat?' (file as the subject
+    above it) since 0.75.2; 0.72.3 and older ask 'Add <file> to the chat?'."""
+    return f"Add {fname} to the chat?" if older_than("0.75") else "Add file to the chat?"
+
+
 def install() -> None:
     if AIDER_BIN.exists():
         out = subprocess.run([str(AIDER_BIN), "--version"], capture_output=True, text=True).stdout
         if VERSION in out:
             print(f"already installed: {out.strip()} in {VENV}")
             return
-    # aider-chat 0.86 wants Python >=3.10,<3.13: use this interpreter (3.11 here)
+    # aider-chat 0.86 wants Python >=3.10,<3.13 (0.67 >=3.9,<3.13): use this interpreter (3.11
+    # here). Each release pins its dependencies exactly; the oldest whose pins all install from
+    # this machine's index is 0.67.0 (older ones pin litellm 1.43-1.52, which it lacks).
     subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", f"aider-chat=={VERSION}"], check=True)
     print(subprocess.run([str(AIDER_BIN), "--version"], capture_output=True, text=True).stdout)
@@ -118,6 +166,14 @@ class Ctx(common.Ctx):
         self.wait(lambda r, v, s: not (v and PROMPT_RE.match(r)) or text[-10:] not in r,
                   "prompt submitted", 10)
 
+    def wait_waiting(self, timeout: float = 20) -> str:
+        """Working, first token not there yet: the scanner where the release has one; else
+        (0.80.4 and older) the submitted prompt with the cursor off any prompt/question row."""
+        if has_waiting_spinner():
+            return self.wait(lambda r, v, s: bool(SPINNER_RE.search(s)), "waiting spinner", timeout)
+        return self.wait(lambda r, v, s: not PROMPT_RE.match(r) and not QUESTION_RE.search(r),
+                         "cursor off the prompt (no waiting indicator in this release)", timeout)
+
     def answer(self, keys: str) -> None:
         if keys:
             self.rec.send(keys, literal=True)
@@ -131,6 +187,9 @@ class Ctx(common.Ctx):
 
 # ----------------------------------------------------------------------------------------------
 # session scripts
+
+NO_SPINNER = ("mock holds the first token; this release has no waiting indicator: the submitted "
+              "prompt and an empty row with the cursor")
 
 def s_first_80(c: Ctx) -> None:
     """80x24, no git repo, model warnings on: git-init and docs-URL questions, then a tour."""
@@ -182,10 +241,11 @@ def s_first_80(c: Ctx) -> None:
     c.shot("idle-after-approve-create", "idle", "after-approve",
            "approved; file written and auto-committed (mock answers the commit-message call)")
     c.prompt("take your time and think about the cache layout")
-    c.wait(lambda r, v, s: bool(SPINNER_RE.search(s)), "waiting spinner", 20)
+    c.wait_waiting()
     time.sleep(2)
     c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the first token; scanner bar '█░  Waiting for openai/mock-model'", settle=None)
+           "mock holds the first token; scanner bar '█░  Waiting for openai/mock-model'"
+           if has_waiting_spinner() else NO_SPINNER, settle=None)
     c.rec.send("C-c")
     c.wait_prompt()
     c.shot("idle-after-interrupt-waiting", "idle", "after-interrupt",
@@ -201,9 +261,10 @@ def s_big_160(c: Ctx) -> None:
     c.wait_prompt()
     c.shot("idle-start", "idle", "start", "fresh start after the .gitignore question; 'diff>' prompt")
     c.prompt("where is the settings loader? look at config/settings.py please")
-    c.wait_question("Add file to the chat?")
+    q = add_file_question("config/settings.py")
+    c.wait_question(q)
     c.shot("blocked-add-file", "blocked", "add-file",
-           "reply names a tracked file not in the chat: 'Add file to the chat? … [Yes]:'")
+           f"reply names a tracked file not in the chat: '{q} … [Yes]:'")
     c.answer("y")
     c.wait_prompt()
     c.shot("idle-after-add-file", "idle", "after-approve",
@@ -243,10 +304,11 @@ def s_big_160(c: Ctx) -> None:
     c.wait_prompt()
     c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Ctrl-C while the reply streamed")
     c.prompt("please ponder whether the API needs pagination")
-    c.wait(lambda r, v, s: bool(SPINNER_RE.search(s)), "waiting spinner", 20)
+    c.wait_waiting()
     time.sleep(5)
     c.shot("working-before-first-token", "working", "waiting-first-token",
-           "scanner bar 5 s into the wait (160 columns)", settle=None)
+           "scanner bar 5 s into the wait (160 columns)" if has_waiting_spinner()
+           else NO_SPINNER + " (160 columns, 5 s in)", settle=None)
     c.rec.send("C-c")
     c.wait_prompt()
 
@@ -277,16 +339,19 @@ def s_mid_100(c: Ctx) -> None:
     c.rec.send("Enter")
     c.wait_prompt()
     c.prompt("take your time and deliberate on the storage format")
-    c.wait(lambda r, v, s: bool(SPINNER_RE.search(s)), "waiting spinner", 20)
+    c.wait_waiting()
     time.sleep(1.5)
     c.shot("working-before-first-token", "working", "waiting-first-token",
-           "scanner bar with a plain '> ' prompt above (100 columns)", settle=None)
+           "scanner bar with a plain '> ' prompt above (100 columns)" if has_waiting_spinner()
+           else NO_SPINNER + " (plain '> ' prompt, 100 columns)", settle=None)
     c.wait_prompt(timeout=60)
     c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived and finished")
 
 
 def s_multi_120(c: Ctx) -> None:
     """120x36, --multiline (prompt 'diff multi>', Alt-Enter submits): draft, Ctrl-C in a command."""
+    if not has_multiline_flag():
+        return s_multi_120_braces(c)
     c.wait_prompt()
     c.shot("idle-start-multiline", "idle", "start", "--multiline: prompt reads 'diff multi>'")
     c.rec.send("refactor the exporter so that it streams rows", literal=True)
@@ -299,6 +364,11 @@ def s_multi_120(c: Ctx) -> None:
     c.rec.send("Escape", "Enter")        # Alt-Enter submits in multiline mode
     c.wait_question("Run shell command?")
     c.shot("blocked-run-command", "blocked", "run-command", "shell command question (120 columns, multiline mode)")
+    multi_120_command(c)
+
+
+def multi_120_command(c: Ctx) -> None:
+    """The rest of multi-120: approve the 15 s command, Ctrl-C it."""
     c.answer("y")
     c.wait_text("Running sleep 15")
     time.sleep(3)
@@ -314,6 +384,36 @@ def s_multi_120(c: Ctx) -> None:
         c.answer("n")
         c.wait_prompt()
     c.shot("idle-after-interrupt-command", "idle", "after-interrupt", "Ctrl-C while the command ran")
+
+
+def s_multi_120_braces(c: Ctx) -> None:
+    """multi-120 for releases without --multiline (0.67.0, 0.68.0): a '{' line opens a multi-line
+    block (continuation prompt '. '), a '}' line sends it."""
+    c.wait_prompt()
+    c.shot("idle-start-multiline", "idle", "start",
+           "no --multiline in this release: plain 'diff>' prompt (multi-line input is a '{' … '}' block)")
+    c.rec.send("refactor the exporter so that it streams rows", literal=True)
+    time.sleep(0.5)
+    c.shot("idle-draft-input", "idle", "draft", "a draft typed at the prompt, not submitted")
+    c.rec.send("C-u")
+    time.sleep(0.3)
+    c.rec.send("{", literal=True)
+    time.sleep(0.3)
+    c.rec.send("Enter")
+    c.wait(lambda r, v, s: v and r.strip() == ".", "continuation prompt '. '", 10)
+    c.rec.send("please run `sleep 15 && du -sh .` for me", literal=True)
+    time.sleep(0.4)
+    c.rec.send("Enter")
+    c.wait(lambda r, v, s: v and r.strip() == ".", "second continuation prompt", 10)
+    c.rec.settle(0.5, timeout=10)
+    c.shot("idle-draft-multiline", "idle", "draft",
+           "inside a '{' block: one line entered, the cursor on the next '. ' continuation prompt")
+    c.rec.send("}", literal=True)
+    time.sleep(0.3)
+    c.rec.send("Enter")
+    c.wait_question("Run shell command?")
+    c.shot("blocked-run-command", "blocked", "run-command", "shell command question (120 columns, sent as a '{' block)")
+    multi_120_command(c)
 
 
 SESSIONS = [
@@ -334,7 +434,9 @@ def make_dirs(sess: Session, home: Path, proj: Path) -> None:
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)
         (proj / rel).write_text(text)
     if sess.gitignore:
-        (proj / ".gitignore").write_text(".aider*\n")
+        # 0.72.3 and older (seen 0.67.0) want .env ignored as well, .env file or not ("Add .env to
+        # .gitignore (recommended)?"); 0.75.2 and newer only when a .env exists
+        (proj / ".gitignore").write_text(".aider*\n.env\n" if older_than("0.75") else ".aider*\n")
     if sess.git != "none":
         git = ["git", "-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid"]
         subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
@@ -359,7 +461,7 @@ def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict)
         cmd += ["--edit-format", "diff"]
     if not sess.model_warnings:
         cmd += ["--no-show-model-warnings"]
-    if sess.multiline:
+    if sess.multiline and has_multiline_flag():
         cmd += ["--multiline"]
     return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run, base=base,
                               home=home, cmd=cmd, env=env, cwd=proj)
@@ -375,7 +477,8 @@ def capture(only: str | None) -> None:
 def main() -> None:
     common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
                 describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows} git={s.git} gitignore={s.gitignore} "
-                                   f"warnings={s.model_warnings} diff_default={s.diff_default}")
+                                   f"warnings={s.model_warnings} diff_default={s.diff_default}",
+                configure=configure)
 
 
 if __name__ == "__main__":

@@ -101,6 +101,48 @@ def test_invalid_manifest_is_reported_with_file_rule_reason(tmp_path, edit, reas
     assert reason in msg and str(p) in msg and "\n" not in msg
 
 
+MARKS = GOOD.replace('name = "demo"', 'name = "demo"\nengine = 2') + '''
+[[marks]]
+id = "rate-limited"
+mark = "rate-limit"
+region = "bottom"
+rows = 3
+any = ['API Error: 429']
+not = ['retrying']
+[[marks]]
+id = "other-error"
+mark = "api-error"
+any = ['API Error: \\d+']
+'''
+
+
+def test_a_mark_goes_beside_the_state_never_instead_of_it(tmp_path):
+    m = load_manifest(write(tmp_path, "demo", MARKS))
+    hit = m.evaluate(view(["API Error: 429 rate_limit_error", "demo> "], cursor_row=1))
+    assert (hit.state, hit.rule, hit.mark, hit.mark_line) == ("idle", "cursor-prompt", "rate-limit",
+                                                              "API Error: 429 rate_limit_error")
+    hit = m.evaluate(view(["  Allow this?", "API Error: 429"]))  # a prompt: still blocked
+    assert (hit.state, hit.mark) == ("blocked", "rate-limit")
+    assert m.evaluate(view(["API Error: 429 (retrying)"])).mark == "api-error"  # first mark that matches
+    assert m.evaluate(view(["API Error: 429", "a", "b", "c"])).mark == "api-error"  # out of its region
+    assert m.evaluate(view(["all fine", "demo> "], cursor_row=1)).mark is None
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (('mark = "rate-limit"', 'mark = "Rate Limit!"'), "'mark' must be a short lowercase word"),
+    (('mark = "rate-limit"', 'state = "blocked"'), "unknown key"),
+    (('id = "other-error"', 'id = "dialog"'), "duplicate rule id"),
+    (("any = ['API Error: 429']", "any = ['API Error: (429']"), "bad regex in 'any'"),
+    (('engine = 2', 'engine = 1'), "need 'engine = 2'"),
+])
+def test_a_bad_mark_is_reported_with_file_rule_reason(tmp_path, edit, reason):
+    text = MARKS.replace(*edit)
+    assert text != MARKS
+    with pytest.raises(ManifestError) as info:
+        load_manifest(write(tmp_path, "demo", text))
+    assert reason in str(info.value)
+
+
 def test_bundled_manifests_all_load():
     files = sorted(p for p in BUNDLED_DIR.glob("*.toml") if p.name != "index.toml")
     assert {"claude", "codex"} <= {f.stem for f in files}

@@ -59,6 +59,7 @@ def test_plugin_wires_formats_key_hooks_and_starts_the_sidecar(tmux_server, run_
     for hook in ("client-attached", "session-created", "client-detached"):
         assert f"{hook}[4242]" in hooks
     assert "plugin/ensure" in srv.cmd("list-keys", "-T", "prefix", "A")
+    assert "--next" in srv.cmd("list-keys", "-T", "prefix", "a")  # the next-needs-you key
     # the plugin started one sidecar in the background for this server
     wait_for(lambda: _cli(srv, run_dir, "status").returncode == 0, timeout=15, message="sidecar running")
     # it publishes the badge's format: each state, as tmux expands it in a window

@@ -252,6 +252,8 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     raw_marks = data.get("marks", [])
     if not isinstance(raw_marks, list):
         raise ManifestError(path, "'marks' must be a list of [[marks]] tables")
+    if raw_marks and engine < 2:  # so an older engine refuses it by its engine, before its keys
+        raise ManifestError(path, "[[marks]] need 'engine = 2' (or later)")
     marks = [_parse_rule(path, r, i, seen, mark=True) for i, r in enumerate(raw_marks)]
 
     answers = data.get("answers", {})

@@ -4,6 +4,7 @@
     python harness/gemini.py install                 # npm install the pinned @google/gemini-cli
     python harness/gemini.py capture [--only NAME]   # run the scenarios, write fixtures/gemini/
     python harness/gemini.py list                    # the sessions
+    python harness/gemini.py capture --version V     # another release: fixtures/gemini/V/
 
 Each session runs the real CLI in a private tmux server (harness/tmuxrec.py) with a throwaway
 HOME and project folder under /work/agents, talking to harness/mock_gemini.py through
@@ -31,12 +32,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 from common import AGENTS, REPO  # noqa: E402
 
-VERSION = "0.61.0"
+PINNED = "0.61.0"           # the release the rules were derived from (fixtures/gemini/)
+VERSION = PINNED
 PREFIX = AGENTS / f"gemini-{VERSION}"
 GEMINI_BIN = PREFIX / "node_modules" / ".bin" / "gemini"
 OUT = REPO / "fixtures" / "gemini"
 OSC_RE = re.compile(rb"\x1b\](\d+);(.*?)(?:\x07|\x1b\\)", re.S)
 READY, WORKING, ACTION = "◇  Ready", "✦  Working", "✋  Action Required"
+
+
+def vtuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
+
+
+def older_than(v: str) -> bool:
+    """True when the release being driven (VERSION) is older than `v`."""
+    return vtuple(VERSION) < vtuple(v)
+
+
+def configure(version: str | None, out: Path | None) -> None:
+    """`--version V` / `--out DIR` (common.main): point the install prefix, the binary and the
+    fixture folder at another release; the pinned release keeps fixtures/gemini/."""
+    global VERSION, PREFIX, GEMINI_BIN, OUT
+    if version:
+        VERSION = version
+        PREFIX = AGENTS / f"gemini-{VERSION}"
+        GEMINI_BIN = PREFIX / "node_modules" / ".bin" / "gemini"
+    OUT = out.resolve() if out else (REPO / "fixtures" / "gemini" if VERSION == PINNED
+                                     else common.release_out("gemini", VERSION))
+    Ctx.version, Ctx.out = VERSION, OUT  # bound at class definition
 
 
 def install() -> None:
@@ -412,7 +436,7 @@ def capture(only: str | None) -> None:
 
 
 def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
                 describe=lambda s: f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} auth={s.auth} "
                                    f"env_key={s.env_key} project={s.project}")
 

@@ -65,28 +65,34 @@ def configure(version: str | None, out: Path | None) -> None:
 
 # -- what differs by release (each seen on real captures; NOTES-gemini.md has the details) --------
 # A "since" release is the oldest release we captured that has the thing, not when it appeared.
-# The three-state window title '◇  Ready' / '✦  Working…' / '✋  Action Required': 0.42.0 on;
-# 0.12.0 sets a fixed 'Gemini - <dir>' (its `ui.showStatusInTitle` is off by default), so the
-# driver waits on the screen only there.
-STATUS_TITLE_SINCE = "0.42.0"
-# settings.json: 0.12.0 reads `general.disableAutoUpdate` / `disableUpdateNag` (0.42.0 migrates
-# them to enableAutoUpdate / enableAutoUpdateNotification). Without them 0.12.0 updates itself
-# at start (`npm install -g @google/gemini-cli@latest`: seen once, undone by hand).
-NEW_UPDATE_KEYS_SINCE = "0.42.0"
-# folder trust is off unless `security.folderTrust.enabled` in 0.12.0 (on by default in 0.42.0)
+# The three-state window title '◇  Ready' / '✦  Working…' / '✋  Action Required': 0.26.0 on
+# (`ui.dynamicWindowTitle`, default on); 0.12.0 sets a fixed 'Gemini - <dir>' (its
+# `ui.showStatusInTitle` is off by default), so the driver waits on the screen only there.
+STATUS_TITLE_SINCE = "0.26.0"
+# settings.json: 0.12.0 reads `general.disableAutoUpdate` / `disableUpdateNag` (0.26.0 and later
+# migrate them to enableAutoUpdate / enableAutoUpdateNotification). Without them 0.12.0 updates
+# itself at start (`npm install -g @google/gemini-cli@latest`: seen once, undone by hand).
+NEW_UPDATE_KEYS_SINCE = "0.26.0"
+# folder trust is off unless `security.folderTrust.enabled` in 0.12.0 and 0.26.0 (on by default
+# in 0.42.0)
 TRUST_DEFAULT_SINCE = "0.42.0"
 # the trust dialog's question row
 TRUST_NEEDLE = [("0.42.0", "Do you trust the files in this folder"),
-                ("0.0.0", "Do you trust this folder?")]                      # 0.12.0
-# the API key entry box ('Enter Gemini API Key'): 0.42.0 on. 0.12.0 takes the key from
-# GEMINI_API_KEY only: choosing 'Use Gemini API Key' goes straight on (or shows
-# 'GEMINI_API_KEY not found' in the auth dialog when it is unset)
-API_KEY_BOX_SINCE = "0.42.0"
-# the ask_user tool ('Answer Questions' picker): 0.42.0 on (0.12.0 declares no such tool)
+                ("0.0.0", "Do you trust this folder?")]                      # 0.12.0, 0.26.0
+# the API key entry box ('Enter Gemini API Key') when GEMINI_API_KEY is unset: 0.26.0 on. 0.12.0
+# takes the key from GEMINI_API_KEY only: choosing 'Use Gemini API Key' then shows
+# 'GEMINI_API_KEY not found' in the auth dialog.
+API_KEY_BOX_SINCE = "0.26.0"
+# with GEMINI_API_KEY set, the box is shown prefilled with it: 0.42.0 on; 0.26.0 and 0.12.0 go
+# straight on to the composer.
+API_KEY_PREFILLED_SINCE = "0.42.0"
+# the ask_user tool ('Answer Questions' picker): 0.42.0 on (0.12.0 and 0.26.0 declare no such tool)
 ASK_USER_SINCE = "0.42.0"
 # 0.12.0 puts the prompt back into the composer after Esc (an interrupted or rejected turn);
-# the next prompt would be typed after it, so older releases get a Ctrl+U first.
-CLEAR_COMPOSER_UNTIL = "0.42.0"
+# the next prompt would be typed after it, so it gets a Ctrl+U before each prompt (0.26.0 on
+# leave the composer empty; the 0.26.0 sessions other than first-run-80 were captured with
+# the Ctrl+U too, harmless on an empty composer).
+CLEAR_COMPOSER_UNTIL = "0.26.0"
 
 
 def by_release(table: list[tuple[str, object]]):
@@ -183,7 +189,7 @@ def s_first_run_80(c: Ctx) -> None:
     c.shot("blocked-auth-method", "blocked", "auth-method",
            "no auth type in settings.json: 'Get started' auth method choice (title still 'Ready')")
     c.rec.send("Enter")
-    if older_than(API_KEY_BOX_SINCE):   # the key comes from GEMINI_API_KEY, no entry box
+    if older_than(API_KEY_PREFILLED_SINCE):   # the key comes from GEMINI_API_KEY, no entry box
         c.wait_idle()
         c.shot("idle-start", "idle", "start", "chose 'Use Gemini API Key' (from GEMINI_API_KEY); empty composer")
     else:

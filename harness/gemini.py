@@ -4,6 +4,7 @@
     python harness/gemini.py install                 # npm install the pinned @google/gemini-cli
     python harness/gemini.py capture [--only NAME]   # run the scenarios, write fixtures/gemini/
     python harness/gemini.py list                    # the sessions
+    python harness/gemini.py capture --version V     # another release: fixtures/gemini/V/
 
 Each session runs the real CLI in a private tmux server (harness/tmuxrec.py) with a throwaway
 HOME and project folder under /work/agents, talking to harness/mock_gemini.py through
@@ -31,12 +32,76 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 from common import AGENTS, REPO  # noqa: E402
 
-VERSION = "0.61.0"
+PINNED = "0.61.0"           # the release the rules were derived from (fixtures/gemini/)
+VERSION = PINNED
 PREFIX = AGENTS / f"gemini-{VERSION}"
 GEMINI_BIN = PREFIX / "node_modules" / ".bin" / "gemini"
 OUT = REPO / "fixtures" / "gemini"
 OSC_RE = re.compile(rb"\x1b\](\d+);(.*?)(?:\x07|\x1b\\)", re.S)
 READY, WORKING, ACTION = "◇  Ready", "✦  Working", "✋  Action Required"
+
+
+def vtuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
+
+
+def older_than(v: str) -> bool:
+    """True when the release being driven (VERSION) is older than `v`."""
+    return vtuple(VERSION) < vtuple(v)
+
+
+def configure(version: str | None, out: Path | None) -> None:
+    """`--version V` / `--out DIR` (common.main): point the install prefix, the binary and the
+    fixture folder at another release; the pinned release keeps fixtures/gemini/."""
+    global VERSION, PREFIX, GEMINI_BIN, OUT
+    if version:
+        VERSION = version
+        PREFIX = AGENTS / f"gemini-{VERSION}"
+        GEMINI_BIN = PREFIX / "node_modules" / ".bin" / "gemini"
+    OUT = out.resolve() if out else (REPO / "fixtures" / "gemini" if VERSION == PINNED
+                                     else common.release_out("gemini", VERSION))
+    Ctx.version, Ctx.out = VERSION, OUT  # bound at class definition
+
+
+# -- what differs by release (each seen on real captures; NOTES-gemini.md has the details) --------
+# A "since" release is the oldest release we captured that has the thing, not when it appeared.
+# The three-state window title '◇  Ready' / '✦  Working…' / '✋  Action Required': 0.26.0 on
+# (`ui.dynamicWindowTitle`, default on); 0.12.0 sets a fixed 'Gemini - <dir>' (its
+# `ui.showStatusInTitle` is off by default), so the driver waits on the screen only there.
+STATUS_TITLE_SINCE = "0.26.0"
+# settings.json: 0.12.0 reads `general.disableAutoUpdate` / `disableUpdateNag` (0.26.0 and later
+# migrate them to enableAutoUpdate / enableAutoUpdateNotification). Without them 0.12.0 updates
+# itself at start (`npm install -g @google/gemini-cli@latest`: seen once, undone by hand).
+NEW_UPDATE_KEYS_SINCE = "0.26.0"
+# folder trust is off unless `security.folderTrust.enabled` in 0.12.0 and 0.26.0 (on by default
+# in 0.42.0)
+TRUST_DEFAULT_SINCE = "0.42.0"
+# the trust dialog's question row
+TRUST_NEEDLE = [("0.42.0", "Do you trust the files in this folder"),
+                ("0.0.0", "Do you trust this folder?")]                      # 0.12.0, 0.26.0
+# the API key entry box ('Enter Gemini API Key') when GEMINI_API_KEY is unset: 0.26.0 on. 0.12.0
+# takes the key from GEMINI_API_KEY only: choosing 'Use Gemini API Key' then shows
+# 'GEMINI_API_KEY not found' in the auth dialog.
+API_KEY_BOX_SINCE = "0.26.0"
+# with GEMINI_API_KEY set, the box is shown prefilled with it: 0.42.0 on; 0.26.0 and 0.12.0 go
+# straight on to the composer.
+API_KEY_PREFILLED_SINCE = "0.42.0"
+# the ask_user tool ('Answer Questions' picker): 0.42.0 on (0.12.0 and 0.26.0 declare no such tool)
+ASK_USER_SINCE = "0.42.0"
+# 0.12.0 puts the prompt back into the composer after Esc (an interrupted or rejected turn);
+# the next prompt would be typed after it, so it gets a Ctrl+U before each prompt (0.26.0 on
+# leave the composer empty; the 0.26.0 sessions other than first-run-80 were captured with
+# the Ctrl+U too, harmless on an empty composer).
+CLEAR_COMPOSER_UNTIL = "0.26.0"
+
+
+def by_release(table: list[tuple[str, object]]):
+    """The value for VERSION in a newest-first [(release, value), ...] table: that of the newest
+    release listed that is not newer than VERSION (the last entry for anything older)."""
+    for since, value in table:
+        if not older_than(since):
+            return value
+    return table[-1][1]
 
 
 def install() -> None:
@@ -73,17 +138,34 @@ class Ctx(common.TitleCtx):
         return self.wait(lambda s, t: t.startswith(prefix), f"title {prefix!r}", timeout)
 
     def wait_idle(self, timeout: float = 90) -> str:
-        """Composer up, title Ready, no 'esc to cancel' working row."""
-        scr = self.wait(lambda s, t: t.startswith(READY) and "Type your message" in s
-                        and "esc to cancel" not in s, "idle", timeout)
+        """Composer up, title Ready, no 'esc to cancel' working row. Releases without the
+        status title: the composer row ('> ' in its box, maybe with a restored prompt) and
+        neither a working row nor 'Waiting for user confirmation'."""
+        if older_than(STATUS_TITLE_SINCE):
+            scr = self.wait(lambda s, t: re.search(r"^[\s│]*> ", s, re.M) is not None
+                            and "esc to cancel" not in s and "Waiting for user confirmation" not in s,
+                            "idle composer", timeout)
+        else:
+            scr = self.wait(lambda s, t: t.startswith(READY) and "Type your message" in s
+                            and "esc to cancel" not in s, "idle", timeout)
         self.rec.settle(0.8, timeout=10)
         return scr
 
+    def wait_trust(self) -> str:
+        return self.wait_text(by_release(TRUST_NEEDLE))
+
     def prompt(self, text: str) -> None:
-        """Type a prompt; make sure it was submitted (the title left Ready)."""
+        """Type a prompt; make sure it was submitted (the title left Ready; without the status
+        title: a working row or a confirmation wait appeared)."""
+        marks = (["esc to cancel".encode(), "Waiting for user confirmation".encode()]
+                 if older_than(STATUS_TITLE_SINCE) else ["✦  Working".encode(), "✋  Action".encode()])
+        if older_than(CLEAR_COMPOSER_UNTIL):
+            self.rec.send("C-u")
+            time.sleep(0.3)
+
         def started(mark: int) -> bool:
             raw = self.new_bytes(mark)
-            return "✦  Working".encode() in raw or "✋  Action".encode() in raw
+            return any(m in raw for m in marks)
         self.type_and_submit(text, started)
 
     def take(self, dest: Path, settle: float | None) -> dict:
@@ -99,7 +181,7 @@ class Ctx(common.TitleCtx):
 
 def s_first_run_80(c: Ctx) -> None:
     """80x24, nothing configured: trust, auth method, API key, then the basic states."""
-    c.wait_text("Do you trust the files in this folder")
+    c.wait_trust()
     c.shot("blocked-trust-folder", "blocked", "trust-folder",
            "first run, folder not in trustedFolders.json: trust dialog (title still 'Ready')")
     c.rec.send("Enter")
@@ -107,12 +189,16 @@ def s_first_run_80(c: Ctx) -> None:
     c.shot("blocked-auth-method", "blocked", "auth-method",
            "no auth type in settings.json: 'Get started' auth method choice (title still 'Ready')")
     c.rec.send("Enter")
-    c.wait_text("Enter Gemini API Key")
-    c.shot("blocked-api-key", "blocked", "api-key",
-           "chose 'Use Gemini API Key'; the key entry box, prefilled from GEMINI_API_KEY")
-    c.rec.send("Enter")
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", "submitted the key; empty composer")
+    if older_than(API_KEY_PREFILLED_SINCE):   # the key comes from GEMINI_API_KEY, no entry box
+        c.wait_idle()
+        c.shot("idle-start", "idle", "start", "chose 'Use Gemini API Key' (from GEMINI_API_KEY); empty composer")
+    else:
+        c.wait_text("Enter Gemini API Key")
+        c.shot("blocked-api-key", "blocked", "api-key",
+               "chose 'Use Gemini API Key'; the key entry box, prefilled from GEMINI_API_KEY")
+        c.rec.send("Enter")
+        c.wait_idle()
+        c.shot("idle-start", "idle", "start", "submitted the key; empty composer")
     c.prompt("could you run `sleep 7; ls -la` for me")
     c.wait_text("Allow execution of")
     c.shot("blocked-shell", "blocked", "shell-permission",
@@ -164,6 +250,8 @@ def s_big_160(c: Ctx) -> None:
     c.wait_idle()
     c.shot("idle-after-reject-esc", "idle", "after-reject",
            "rejected the write with Esc: '→ Rejected', 'Request cancelled.'")
+    if older_than(ASK_USER_SINCE):
+        return
     c.prompt("let me choose between two designs for the cache layer first")
     c.wait_text("Enter to select")
     c.shot("blocked-ask-user", "blocked", "question",
@@ -233,7 +321,7 @@ def s_wait_80(c: Ctx) -> None:
 
 def s_untrusted_90(c: Ctx) -> None:
     """90x28, folder NOT trusted ('Don't trust'): dialogs lose their session-wide options."""
-    c.wait_text("Do you trust the files in this folder")
+    c.wait_trust()
     c.key("Down", "Down")
     c.rec.send("Enter")
     c.wait_idle()
@@ -247,6 +335,8 @@ def s_untrusted_90(c: Ctx) -> None:
     time.sleep(2)
     c.shot("working-tool-running", "working", "tool-running", "approved; `sleep 6` runs", settle=None)
     c.wait_idle()
+    if older_than(ASK_USER_SINCE):
+        return
     c.prompt("ask me which option to use for the database")
     c.wait_text("Enter to select")
     c.key("Down", "Down")
@@ -261,7 +351,7 @@ def s_untrusted_90(c: Ctx) -> None:
 
 def s_mid_120(c: Ctx) -> None:
     """120x36, untrusted but auth configured: trust parent, reject shell via 'No', approve edit."""
-    c.wait_text("Do you trust the files in this folder")
+    c.wait_trust()
     c.shot("blocked-trust-folder", "blocked", "trust-folder", "trust dialog (120 columns)")
     c.key("Down")
     c.rec.send("Enter")
@@ -286,6 +376,8 @@ def s_mid_120(c: Ctx) -> None:
     c.wait_idle()
     c.shot("idle-reply-question", "idle", "reply-question",
            "reply ending with 'Would you like me to add a regression test?' (120 columns)")
+    if older_than(ASK_USER_SINCE):
+        return
     c.prompt("ask me which option to use for the log format")
     c.wait_text("Enter to select")
     c.shot("blocked-ask-user", "blocked", "question", "ask_user picker (120 columns)")
@@ -306,6 +398,13 @@ def s_auth_100(c: Ctx) -> None:
         c.key("Down")
         scr = c.rec.screen()
     c.rec.send("Enter")
+    if older_than(API_KEY_BOX_SINCE):   # no entry box: the dialog stays, with an error
+        c.wait_text("GEMINI_API_KEY not found")
+        c.rec.settle(0.6)
+        c.shot("blocked-auth-method-no-key", "blocked", "auth-method",
+               "chose 'Use Gemini API Key' with no GEMINI_API_KEY: the auth dialog stays, "
+               "'GEMINI_API_KEY not found' (this release has no key entry box)")
+        return
     c.wait_text("Enter Gemini API Key")
     c.rec.settle(0.6)
     c.shot("blocked-api-key-empty", "blocked", "api-key", "API key entry box, empty")
@@ -380,10 +479,13 @@ def make_home(sess: Session, home: Path, proj: Path) -> None:
     (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
     (proj / "README.md").write_text("# demo\n")
     subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
-    settings: dict = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-                      "privacy": {"usageStatisticsEnabled": False}}
+    general = ({"enableAutoUpdate": False, "enableAutoUpdateNotification": False}
+               if not older_than(NEW_UPDATE_KEYS_SINCE) else {"disableAutoUpdate": True, "disableUpdateNag": True})
+    settings: dict = {"general": general, "privacy": {"usageStatisticsEnabled": False}}
+    if older_than(TRUST_DEFAULT_SINCE):
+        settings["security"] = {"folderTrust": {"enabled": True}}
     if sess.auth:
-        settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+        settings.setdefault("security", {})["auth"] = {"selectedType": "gemini-api-key"}
     (gdir / "settings.json").write_text(json.dumps(settings, indent=2))
     if sess.trusted:
         (gdir / "trustedFolders.json").write_text(json.dumps({str(proj): "TRUST_FOLDER"}))
@@ -412,7 +514,7 @@ def capture(only: str | None) -> None:
 
 
 def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
                 describe=lambda s: f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} auth={s.auth} "
                                    f"env_key={s.env_key} project={s.project}")
 

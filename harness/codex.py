@@ -645,6 +645,9 @@ EXPLORE = bool(os.environ.get("AGENTSTATE_EXPLORE"))  # print every new screen o
 # turns (to see what Codex draws; no working shots then)
 
 
+ENDED = ("state=idle", "state=done", "state=error")
+
+
 def s_errors(c: Ctx) -> None:
     """Each error kind in turn; working shots while Codex retries ('Reconnecting…'), idle once
     the turn ended in the error."""
@@ -659,18 +662,23 @@ def s_errors(c: Ctx) -> None:
                 print(f"--- {kw} t={time.time() - t0:.1f} title={title!r}")
                 print("\n".join(r for r in scr.splitlines() if r.strip()), flush=True)
                 last = scr
+            # 0.171.0 shows a retry row only for some errors (401: "• Reconnecting... 2/5 (1s •
+            # esc to interrupt)" over "  └ Unexpected status 401 Unauthorized: …"); 429 and
+            # 503 are retried under the plain "• Working" row
             if (not retry_shot and "Reconnecting" in scr and "esc to interrupt" in scr
-                    and not EXPLORE):
+                    and "└ Unexpected status" in scr and not EXPLORE):
                 c.shot(f"working-{mark}-retry-{kw.lower()}", "working", f"{mark}-retry",
                        f"the mock answers {what}: Codex retries ('Reconnecting… n/N')",
                        settle=None)
                 retry_shot = True
             states = c.osc_states()
-            if time.time() - t0 > 2 and states and states[-1].startswith(("state=idle",
-                                                                           "state=done")):
+            if time.time() - t0 > 2 and states and states[-1].startswith(ENDED):
                 break
             time.sleep(0.2)
-        c.wait_idle(timeout=60)
+        # a turn that failed ends with OSC 7501 state=error (not idle / done)
+        c.wait(lambda s, t: c.footer(s) and not BRAILLE.search(t) and "esc to interrupt" not in s
+               and (c.osc_states() or [""])[-1].startswith(ENDED), "turn ended", 60)
+        c.rec.settle(0.6)
         c.shot(f"idle-{mark}-{kw.lower()}", "idle", mark,
                f"the mock answers {what}: the turn ended in the error")
         for name in c.made:  # the index entries of this turn's shots carry the mark
@@ -691,8 +699,8 @@ SESSIONS = [
             why_not="no Plan mode / request_user_input question picker"),
     Session("signin-100", 30, 100, provider=False, run=s_signin_paths),
     Session("tools-80", 24, 80, run=s_tools_80),
-    Session("errors-80", 24, 80, run=s_errors, retries=2),
-    Session("errors-120", 36, 120, run=s_errors, retries=2),
+    Session("errors-80", 24, 80, run=s_errors, retries=5),
+    Session("errors-120", 36, 120, run=s_errors, retries=5),
 ]
 
 

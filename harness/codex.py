@@ -667,10 +667,20 @@ def s_errors(c: Ctx) -> None:
             # 503 are retried under the plain "• Working" row
             if (not retry_shot and "Reconnecting" in scr and "esc to interrupt" in scr
                     and "└ Unexpected status" in scr and not EXPLORE):
-                c.shot(f"working-{mark}-retry-{kw.lower()}", "working", f"{mark}-retry",
+                name = f"working-{mark}-retry-{kw.lower()}"
+                c.shot(name, "working", f"{mark}-retry",
                        f"the mock answers {what}: Codex retries ('Reconnecting… n/N')",
                        settle=None)
-                retry_shot = True
+                full = f"{c.s.cols}x{c.s.rows}-{name}"
+                saved = c.out / f"{full}.screen.txt"
+                # between two attempts the row is briefly "• Working" again: keep only a shot
+                # that shows the retry row
+                retry_shot = saved.exists() and "└ Unexpected status" in saved.read_text()
+                if not retry_shot and full in c.made:
+                    c.made.remove(full)
+                    c.index.pop(full, None)
+                    for ext in (".raw", ".screen.txt"):
+                        (c.out / f"{full}{ext}").unlink(missing_ok=True)
             states = c.osc_states()
             if time.time() - t0 > 2 and states and states[-1].startswith(ENDED):
                 break

@@ -199,7 +199,8 @@ class Session:
     """One run of the CLI in one pane; `snap` saves the byte prefix as a fixture."""
 
     def __init__(self, tag: str, renderer: str, rows: int, cols: int, config: str,
-                 mock: Mock, entries: list[dict], seed: dict[str, str] | None = None):
+                 mock: Mock, entries: list[dict], seed: dict[str, str] | None = None,
+                 extra_env: dict[str, str] | None = None):
         self.tag, self.renderer, self.rows, self.cols = tag, renderer, rows, cols
         self.entries = entries
         stamp = f"{tag}-{os.getpid()}"
@@ -225,7 +226,8 @@ class Session:
         env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                "TERM": "xterm-256color", "LANG": "C.UTF-8",
                "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}", "ANTHROPIC_API_KEY": KEY,
-               "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+               "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               **(extra_env or {})}
         cmd = [str(BIN), "--permission-mode", MODE_FLAG]
         if renderer == "classic" and FULLSCREEN:
             cmd += ["--settings", '{"tui":"default"}']
@@ -328,7 +330,8 @@ class Session:
         return "-"
 
     # snapshots ----------------------------------------------------------------------------------
-    def snap(self, state: str, kind: str, how: str, *, settle: float | None = 0.6) -> str:
+    def snap(self, state: str, kind: str, how: str, *, settle: float | None = 0.6,
+             mark: str | None = None) -> str:
         base = f"{self.renderer}-{self.cols}x{self.rows}-{self.tag}-{state}-{kind}"
         name, n = base, 1
         while any(e["file"] == name + ".raw" for e in self.entries):
@@ -364,7 +367,8 @@ class Session:
                 "file": f"{name}.raw", "state": state, "kind": kind, "agent": "claude",
                 "agent_version": VERSION, "size": f"{self.rows}x{self.cols}",
                 "renderer": self.renderer,
-                "how": f"{how} (session {self.tag}; sessions/<pid>.json status: {status})"})
+                "how": f"{how} (session {self.tag}; sessions/<pid>.json status: {status})",
+                **({"mark": mark} if mark else {})})
         log(f"[{self.tag}] {name}.raw {facts['bytes']} bytes, session status {status}")
         return name
 
@@ -706,7 +710,49 @@ def sc_api_error(s: Session, p: dict) -> None:
            "'API Error: 400 …'")
 
 
+# -- turns that end in an error (mock_anthropic.py TURN_ERRORS; sessions e1-e4) ------------------
+# Every model call of the turn fails; the sessions cap the CLI's retries (CLAUDE_CODE_MAX_RETRIES)
+# so a retried error gives up after a few seconds instead of ten attempts with backoff. The
+# retry row names the status only from the last attempts on ("✻ API error · retrying in 1s ·
+# attempt 1/4", then "✻ 429 <message> · retrying in 3s · attempt 3/4"): the working shot waits
+# for the status.
+TURN_ERROR_CASES = {
+    # scenario: (mock keyword, status on the retry row or None (not retried), mark, what it is)
+    "err_rate_limit": ("RATELIMITED", "429", "rate-limit", "HTTP 429 rate_limit_error"),
+    "err_overloaded": ("SATURATED", "529", "overloaded", "HTTP 529 overloaded_error on every call"),
+    "err_auth": ("BADKEY", "401", "auth", "HTTP 401 authentication_error (invalid x-api-key)"),
+    "err_credit": ("NOCREDIT", None, "quota",
+                   "HTTP 400 'Your credit balance is too low to access the Anthropic API'"),
+}
+
+
+def turn_error_scenario(name: str):
+    kw, status, mark, what = TURN_ERROR_CASES[name]
+
+    def run(s: Session, p: dict) -> None:
+        s.prompt(f"{p[name + '_prompt']} {kw}")
+        if status:
+            end = time.time() + 40
+            while not any(f"{status} " in r and RETRYING in r
+                          for r in s.rec.screen().splitlines()):
+                if time.time() > end:
+                    raise TimeoutError(f"[{s.tag}] no '{status} … {RETRYING}' row:\n"
+                                       + s.rec.screen())
+                time.sleep(0.1)
+            time.sleep(0.3)
+            s.snap("working", f"{mark}-retry", f"the mock answers every call with {what}: the "
+                   f"CLI retries, its spinner row names the status ('{status} … · retrying in Ns "
+                   f"· attempt n/{p['env']['CLAUDE_CODE_MAX_RETRIES']}')", settle=None, mark=mark)
+        s.wait_idle(timeout=90)
+        s.snap("idle", mark, f"the mock answers every call with {what}"
+               + (", the retries ran out" if status else " (not retried)")
+               + ": the turn ended in the error", mark=mark)
+    run.__name__ = "sc_" + name
+    return run
+
+
 SCENARIOS = {f.__name__[3:]: f for f in [
+    *(turn_error_scenario(n) for n in TURN_ERROR_CASES),
     sc_overload, sc_api_error,
     sc_reply_lookalike, sc_draft, sc_accept_edits,
     sc_read_reject, sc_fetch, sc_ask_multi,
@@ -856,6 +902,39 @@ SESSIONS: dict[str, tuple] = {
                "write_prompt": "save a todo list",
                "write_file": "TODO.md",
            }),
+    # turns that end in an error (TURN_ERROR_CASES), each kind in a different order
+    "e1": ("classic", 24, 80, "ready",
+           ["err_rate_limit", "err_overloaded", "err_auth", "err_credit"], {
+               "env": {"CLAUDE_CODE_MAX_RETRIES": "4"},
+               "err_rate_limit_prompt": "summarise the open issues",
+               "err_overloaded_prompt": "list the modules by size",
+               "err_auth_prompt": "explain the config loader",
+               "err_credit_prompt": "review the last commit",
+           }),
+    "e2": ("fullscreen", 24, 80, "ready",
+           ["err_overloaded", "err_credit", "err_rate_limit", "err_auth"], {
+               "env": {"CLAUDE_CODE_MAX_RETRIES": "4"},
+               "err_rate_limit_prompt": "check the test coverage",
+               "err_overloaded_prompt": "describe the build steps",
+               "err_auth_prompt": "what does the util module export",
+               "err_credit_prompt": "suggest a better name for main",
+           }),
+    "e3": ("classic", 40, 120, "ready",
+           ["err_auth", "err_rate_limit", "err_credit", "err_overloaded"], {
+               "env": {"CLAUDE_CODE_MAX_RETRIES": "4"},
+               "err_rate_limit_prompt": "find the slowest function",
+               "err_overloaded_prompt": "outline the data flow",
+               "err_auth_prompt": "count the lines of code",
+               "err_credit_prompt": "draft a short README section",
+           }),
+    "e4": ("fullscreen", 40, 120, "ready",
+           ["err_credit", "err_auth", "err_overloaded", "err_rate_limit"], {
+               "env": {"CLAUDE_CODE_MAX_RETRIES": "4"},
+               "err_rate_limit_prompt": "which files changed most",
+               "err_overloaded_prompt": "sketch a plan for the cache",
+               "err_auth_prompt": "name the entry points",
+               "err_credit_prompt": "tidy the imports",
+           }),
 }
 
 
@@ -868,7 +947,8 @@ def run_session(tag: str, mock: Mock, entries: list[dict], errors: list[str]) ->
     renderer = OVERRIDE.get("renderer", renderer)
     if not FULLSCREEN:  # a release before the fullscreen renderer: every session is classic
         renderer = "classic"
-    s = Session(tag, renderer, rows, cols, config, mock, entries, seed=SEED)
+    s = Session(tag, renderer, rows, cols, config, mock, entries, seed=SEED,
+                extra_env=params.get("env"))
     try:
         if config == "ready":  # keys typed before the REPL is up land in the banner
             s.wait(PROMPT, "? for shortcuts", timeout=60)
@@ -894,7 +974,8 @@ def run_session(tag: str, mock: Mock, entries: list[dict], errors: list[str]) ->
 def write_index(entries: list[dict]) -> None:
     common.write_index(OUT, sorted(entries, key=lambda e: e["file"]),
                        ["# Claude Code fixtures, written by harness/claude.py (do not edit by hand)."],
-                       keys=["file", "state", "kind", "agent", "agent_version", "size", "renderer", "how"])
+                       keys=["file", "state", "kind", "agent", "agent_version", "size", "renderer", "how",
+                             "mark"])
 
 
 def capture(only: list[str] | None, jobs: int) -> int:

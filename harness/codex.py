@@ -19,6 +19,7 @@ CODEX_HOME (never by process name: other agents run on this machine).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -173,6 +174,7 @@ class Session:
     upgrade: bool = False         # model = the release's UPGRADE_MODEL
     since: str = "0.0.0"          # the oldest release this session can run on
     why_not: str = ""             # why not on older ones (printed when skipped)
+    retries: int | None = None    # cap the provider's request/stream retries (error sessions)
     shots: list[str] = field(default_factory=list)  # fixture names it makes (for --only / list)
 
 
@@ -631,6 +633,69 @@ def s_tools_80(c: Ctx) -> None:
     c.shot("idle-after-stream", "idle", "after-reply", "the slow reply finished")
 
 
+# turns that end in an error (mock_openai.py TURN_ERRORS): (keyword, mark, what the mock sends)
+TURN_ERROR_CASES = [
+    ("RATELIMITED", "rate-limit", "HTTP 429 rate_limit_exceeded on every call"),
+    ("NOQUOTA", "quota", "HTTP 429 insufficient_quota"),
+    ("USAGELIMIT", "quota", "HTTP 429 usage_limit_reached"),
+    ("SATURATED", "overloaded", "HTTP 503 server_is_overloaded on every call"),
+    ("BADKEY", "auth", "HTTP 401 invalid_api_key"),
+]
+EXPLORE = bool(os.environ.get("AGENTSTATE_EXPLORE"))  # print every new screen of the error
+# turns (to see what Codex draws; no working shots then)
+
+
+ENDED = ("state=idle", "state=done", "state=error")
+
+
+def s_errors(c: Ctx) -> None:
+    """Each error kind in turn; working shots while Codex retries ('Reconnecting…'), idle once
+    the turn ended in the error."""
+    c.wait_ready()
+    order = TURN_ERROR_CASES if c.s.cols < 120 else TURN_ERROR_CASES[::-1]
+    for kw, mark, what in order:
+        c.prompt(f"summarise the open issues {kw}")
+        t0, last, retry_shot = time.time(), None, False
+        while time.time() - t0 < 90:
+            scr, title = c.rec.screen(), c.rec.title()
+            if EXPLORE and scr != last:
+                print(f"--- {kw} t={time.time() - t0:.1f} title={title!r}")
+                print("\n".join(r for r in scr.splitlines() if r.strip()), flush=True)
+                last = scr
+            # 0.171.0 shows a retry row only for some errors (401: "• Reconnecting... 2/5 (1s •
+            # esc to interrupt)" over "  └ Unexpected status 401 Unauthorized: …"); 429 and
+            # 503 are retried under the plain "• Working" row
+            if (not retry_shot and "Reconnecting" in scr and "esc to interrupt" in scr
+                    and "└ Unexpected status" in scr and not EXPLORE):
+                name = f"working-{mark}-retry-{kw.lower()}"
+                c.shot(name, "working", f"{mark}-retry",
+                       f"the mock answers {what}: Codex retries ('Reconnecting… n/N')",
+                       settle=None)
+                full = f"{c.s.cols}x{c.s.rows}-{name}"
+                saved = c.out / f"{full}.screen.txt"
+                # between two attempts the row is briefly "• Working" again: keep only a shot
+                # that shows the retry row
+                retry_shot = saved.exists() and "└ Unexpected status" in saved.read_text()
+                if not retry_shot and full in c.made:
+                    c.made.remove(full)
+                    c.index.pop(full, None)
+                    for ext in (".raw", ".screen.txt"):
+                        (c.out / f"{full}{ext}").unlink(missing_ok=True)
+            states = c.osc_states()
+            if time.time() - t0 > 2 and states and states[-1].startswith(ENDED):
+                break
+            time.sleep(0.2)
+        # a turn that failed ends with OSC 7501 state=error (not idle / done)
+        c.wait(lambda s, t: c.footer(s) and not BRAILLE.search(t) and "esc to interrupt" not in s
+               and (c.osc_states() or [""])[-1].startswith(ENDED), "turn ended", 60)
+        c.rec.settle(0.6)
+        c.shot(f"idle-{mark}-{kw.lower()}", "idle", mark,
+               f"the mock answers {what}: the turn ended in the error")
+        for name in c.made:  # the index entries of this turn's shots carry the mark
+            if name.endswith(f"-{mark}-{kw.lower()}") or name.endswith(f"-retry-{kw.lower()}"):
+                c.index[name]["mark"] = mark
+
+
 SESSIONS = [
     Session("first-run-80", 24, 80, trusted=False, run=s_first_run_80),
     Session("big-160", 48, 160, run=s_big_160),
@@ -644,6 +709,8 @@ SESSIONS = [
             why_not="no Plan mode / request_user_input question picker"),
     Session("signin-100", 30, 100, provider=False, run=s_signin_paths),
     Session("tools-80", 24, 80, run=s_tools_80),
+    Session("errors-80", 24, 80, run=s_errors, retries=5),
+    Session("errors-120", 36, 120, run=s_errors, retries=5),
 ]
 
 
@@ -664,7 +731,11 @@ def make_home(sess: Session, home: Path, proj: Path, port: int) -> None:
     if sess.provider:
         lines += ["[model_providers.mock]", 'name = "Mock"',
                   f'base_url = "http://127.0.0.1:{port}/v1"', 'wire_api = "responses"',
-                  'env_key = "MOCK_API_KEY"', ""]
+                  'env_key = "MOCK_API_KEY"']
+        if sess.retries is not None:  # error sessions: give up after a few retries
+            lines += [f"request_max_retries = {sess.retries}",
+                      f"stream_max_retries = {sess.retries}"]
+        lines += [""]
     if sess.trusted:
         lines += [f'[projects."{proj}"]', 'trust_level = "trusted"', ""]
     lines += ["[analytics]", "enabled = false", ""]

@@ -32,7 +32,8 @@ AGENTS = Path(os.environ.get("AGENTSTATE_AGENTS_DIR", "/work/agents"))
 sys.path.insert(0, str(HERE))
 from tmuxrec import Recording  # noqa: E402
 
-FIXTURE_KEYS = ("file", "state", "kind", "agent", "agent_version", "size", "how")
+FIXTURE_KEYS = ("file", "state", "kind", "agent", "agent_version", "size", "how", "mark")
+OPTIONAL_KEYS = {"mark"}  # written only when set: `mark` = the [[marks]] mark the screen shows
 SIZE_NOTE = "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>."
 
 
@@ -58,7 +59,7 @@ def write_index(out: Path, entries: Iterable[dict], header: list[str],
     lines = [*header, ""]
     for e in entries:
         lines.append("[[fixture]]")
-        lines += [f"{k} = {q(e[k])}" for k in keys]
+        lines += [f"{k} = {q(e[k])}" for k in keys if k in e or k not in OPTIONAL_KEYS]
         lines.append("")
     (out / "index.toml").write_text("\n".join(lines))
 

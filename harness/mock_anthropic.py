@@ -29,6 +29,15 @@ steps of the same turn). Keywords (upper case, anywhere in the prompt):
     ENDPROCEED            a reply that quotes dialog wording ("Do you want to proceed?", a
                           numbered "1. Yes" list, "Esc to cancel") as plain text: still idle
 
+Errors a turn can end in (the block "turns that end in an error" below; every call of the turn
+fails, so the CLI gives up once its retries are used: the capture driver caps them with
+CLAUDE_CODE_MAX_RETRIES):
+
+    RATELIMITED           HTTP 429 rate_limit_error (with `retry-after: 1`)
+    SATURATED             HTTP 529 overloaded_error on every call (OVERLOAD n recovers)
+    BADKEY                HTTP 401 authentication_error "invalid x-api-key"
+    NOCREDIT              HTTP 400 invalid_request_error "Your credit balance is too low …"
+
 Anything else gets a short text reply. After the scripted tool steps are used up (the last
 message is a tool_result), the reply is a short final text. Requests that carry no tools
 (title generation, topic checks, quota probes, haiku side calls) get a short text as well.
@@ -166,6 +175,35 @@ def scripted_error(body: dict) -> tuple[int, dict] | None:
     return None
 
 
+# -- turns that end in an error (rate limit, overloaded, auth, credit) ----------------------------
+# Every call of the turn fails the same way (the CLI's retries fail too), so the turn ends in the
+# error once the retries are used up. Keywords do not overlap OVERLOAD / BADREQUEST above.
+TURN_ERRORS = {
+    "RATELIMITED": (429, {"type": "rate_limit_error",
+                          "message": "mock: Number of request tokens has exceeded your "
+                                     "per-minute rate limit"}),
+    "SATURATED": (529, {"type": "overloaded_error", "message": "Overloaded"}),
+    "BADKEY": (401, {"type": "authentication_error", "message": "invalid x-api-key"}),
+    "NOCREDIT": (400, {"type": "invalid_request_error",
+                       "message": "Your credit balance is too low to access the Anthropic API. "
+                                  "Please go to Plans & Billing to upgrade or purchase credits."}),
+}
+
+
+def turn_error(body: dict) -> tuple[int, dict] | None:
+    """RATELIMITED / SATURATED / BADKEY / NOCREDIT in the turn's prompt: every model call of that
+    turn (step 0, tools offered) gets that HTTP error."""
+    if not body.get("tools"):
+        return None
+    prompt, step, _ = human_turn(body.get("messages", []))
+    if step != 0:
+        return None
+    for kw, err in TURN_ERRORS.items():
+        if re.search(rf"\b{kw}\b", prompt):
+            return err
+    return None
+
+
 def script(body: dict) -> dict:
     """Decide the reply for one request: a dict describing text or a tool call."""
     if not body.get("tools"):
@@ -264,6 +302,8 @@ class Handler(BaseHTTPRequestHandler):
     def _json(self, code: int, obj: dict) -> None:
         data = json.dumps(obj).encode()
         self.send_response(code)
+        if code == 429:  # turn_error: a rate limit says when to come back
+            self.send_header("retry-after", "1")
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
@@ -290,7 +330,7 @@ class Handler(BaseHTTPRequestHandler):
         if not path.endswith("/v1/messages"):
             return self._json(404, {"type": "error", "error": {"type": "not_found_error",
                                                                "message": "mock: no such path"}})
-        err = scripted_error(body)
+        err = scripted_error(body) or turn_error(body)
         if err:
             log({"reply": {"error": err[0]}})
             return self._json(err[0], {"type": "error", "error": err[1]})

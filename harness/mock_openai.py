@@ -43,6 +43,12 @@ message; they are cut off before choosing (they contain backticks and file names
 
 Side calls (a request with no user message, title / summary generation, compaction, Aider's
 commit-message request) get a short plain reply so nothing hangs.
+
+Turns that end in an error (the block "turns that end in an error" below): an UPPER-CASE keyword
+in the last user message of a Responses request that offers tools makes every such call fail
+(the CLI's own retries fail too): RATELIMITED (429 rate_limit_exceeded), NOQUOTA (429
+insufficient_quota), USAGELIMIT (429 usage_limit_reached), SATURATED (503
+server_is_overloaded), BADKEY (401 invalid_api_key).
 """
 from __future__ import annotations
 
@@ -574,6 +580,41 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
+# turns that end in an error (Codex error captures): an UPPER-CASE keyword in the last user
+# message; only requests that offer tools (the turn itself, not the title side call). Every call
+# fails the same way, so the CLI gives up once its retries are used (the driver caps them with
+# the provider's request_max_retries / stream_max_retries).
+TURN_ERRORS = {
+    "RATELIMITED": (429, {"message": "Rate limit reached for gpt-5-mock in organization org-mock "
+                                     "on tokens per min (TPM): Limit 30000, Used 30000, Requested "
+                                     "1200. Please try again in 1s.",
+                          "type": "tokens", "param": None, "code": "rate_limit_exceeded"}),
+    "NOQUOTA": (429, {"message": "You exceeded your current quota, please check your plan and "
+                                 "billing details.",
+                      "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}),
+    "USAGELIMIT": (429, {"message": "The usage limit has been reached", "type": "usage_limit_reached",
+                         "plan_type": "plus", "resets_in_seconds": 3600}),
+    "SATURATED": (503, {"message": "The server is overloaded, please try again later.",
+                        "type": "server_error", "param": None, "code": "server_is_overloaded"}),
+    "BADKEY": (401, {"message": "Incorrect API key provided: sk-mock-***-key. You can find your "
+                                "API key at https://platform.openai.com/account/api-keys.",
+                     "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}),
+}
+
+
+def turn_error(body: dict) -> tuple[int, dict] | None:
+    if not body.get("tools"):
+        return None
+    text, tool_result, _ = responses_last_user(body)
+    if tool_result:
+        return None
+    for kw, err in TURN_ERRORS.items():
+        if re.search(rf"\b{kw}\b", text):
+            return err
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
 
 MODELS = ["gpt-5-mock", "mock-model"]
 
@@ -633,7 +674,11 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0].rstrip("/")
         self.close_connection = True
         try:
-            if path.endswith("/responses"):
+            err = turn_error(body) if path.endswith("/responses") else None
+            if err:  # turns that end in an error (TURN_ERRORS)
+                log({"id": rid, "error": err[0], "done": True})
+                self._json({"error": err[1]}, err[0])
+            elif path.endswith("/responses"):
                 serve_responses(self, body, rid)
             elif path.endswith("/chat/completions"):
                 serve_chat(self, body, rid)

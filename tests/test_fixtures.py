@@ -21,6 +21,11 @@ def test_fixture(fx):
     want = KNOWN[fx.id].verdict if fx.id in KNOWN else fx.state
     assert match.state == want, (
         f"{fx.kind}: got {match.state} via {match.rule!r} on {match.line!r}\n" + "\n".join(screen.rows()))
+    # the mark the index expects (absent: none): an error the turn is retrying or ended in,
+    # and no mark on any other screen
+    assert match.mark == (fx.mark or None), (
+        f"{fx.kind}: mark {match.mark!r} on {match.mark_line!r}, index says {fx.mark or None!r}\n"
+        + "\n".join(screen.rows()))
 
 
 def test_known_misses_are_real_captures_and_never_a_false_blocked():

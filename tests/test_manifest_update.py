@@ -2,6 +2,7 @@
 runs; every fault (bad hash, older version, too-new engine, broken TOML, a server that is down,
 slow or trickling, an oversized file) is refused with one line and the rules in force stay."""
 import hashlib
+import re
 import http.server
 import importlib.util
 import os
@@ -67,9 +68,12 @@ class Site:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/m/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def publish(self, name: str, body: bytes, *, version: int, engine: int = 1,
+    def publish(self, name: str, body: bytes, *, version: int, engine: int | None = None,
                 sha: str | None = None, delay: float = 0, trickle: float = 0) -> None:
         self.files[f"/m/{name}.toml"] = (body, delay, trickle)
+        if engine is None:  # the index says what the file says (claude.toml needs engine 2: marks)
+            m = re.search(rb"^engine = (\d+)", body, re.M)
+            engine = int(m.group(1)) if m else 1
         entry = Entry(name, version, sha or hashlib.sha256(body).hexdigest(), engine)
         self.files["/m/index.toml"] = (render_index([entry]).encode(), 0, 0)
 

@@ -25,6 +25,7 @@ class Fixture:
     cols: int
     renderer: str = ""
     how: str = ""
+    mark: str = ""        # the [[marks]] mark the screen shows (an error the turn is in), "" none
 
     @property
     def id(self) -> str:
@@ -43,7 +44,8 @@ def load_index(root: Path = FIXTURES_DIR) -> list[Fixture]:
             rows, _, cols = str(f["size"]).partition("x")
             out.append(Fixture(index.parent / f["file"], f.get("agent", folder.name),
                                f["state"], f.get("kind", ""), str(f.get("agent_version", "")),
-                               int(rows), int(cols), f.get("renderer", ""), f.get("how", "")))
+                               int(rows), int(cols), f.get("renderer", ""), f.get("how", ""),
+                               f.get("mark", "")))
     return out
 
 

@@ -160,7 +160,7 @@ def test_each_fault_is_refused_with_one_line_and_the_rules_stay(site, dirs, case
     name = opts.get("name", "claude")
     if name != "claude":  # claude's file served under codex's name and entry
         body = claude_v(V + 1)
-    site.publish(name, body, version=V + 1, engine=opts.get("engine", 1), sha=opts.get("sha"),
+    site.publish(name, body, version=V + 1, engine=opts.get("engine"), sha=opts.get("sha"),
                  delay=opts.get("delay", 0), trickle=opts.get("trickle", 0))
     before = Catalog().get(name)
     lines, ok = run(site, cache, deadline=1.0)

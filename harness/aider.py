@@ -43,13 +43,9 @@ QUESTION_RE = re.compile(r"\]: ?\S*\s*$")                  # the tail of "… (Y
 SPINNER_RE = re.compile(r"[░█#=]{2}\s+Waiting for ")
 
 
-def vtuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("-")[0].split("."))
-
-
 def older_than(v: str) -> bool:
     """True when the release being driven (VERSION) is older than `v`."""
-    return vtuple(VERSION) < vtuple(v)
+    return common.vtuple(VERSION) < common.vtuple(v)
 
 
 def configure(version: str | None, out: Path | None) -> None:

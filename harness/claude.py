@@ -70,13 +70,9 @@ LOCK = threading.Lock()
 
 
 # -- other releases (--version) -------------------------------------------------------------------
-def vtuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("-")[0].split("."))
-
-
 def older_than(v: str) -> bool:
     """The release being captured is older than `v`."""
-    return vtuple(VERSION) < vtuple(v)
+    return common.vtuple(VERSION) < common.vtuple(v)
 
 
 def release_differences() -> None:

@@ -43,13 +43,9 @@ BRAILLE = re.compile(r"[\u2800-\u28ff]")
 OSC_RE = re.compile(rb"\x1b\](\d+);(.*?)(?:\x07|\x1b\\)", re.S)
 
 
-def vtuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
-
-
 def older_than(v: str) -> bool:
     """True when the release being driven (VERSION) is older than `v`."""
-    return vtuple(VERSION) < vtuple(v)
+    return common.vtuple(VERSION) < common.vtuple(v)
 
 
 def configure(version: str | None, out: Path | None) -> None:

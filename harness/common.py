@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -38,6 +39,11 @@ SIZE_NOTE = "# size is ROWSxCOLS; file names are COLSxROWS-<state>-<situation>."
 
 
 # -- the fixture index ----------------------------------------------------------------------------
+def vtuple(v: str) -> tuple[int, ...]:
+    """A release as numbers, for comparing (`0.1.4` < `0.24.4`; a `-suffix` ignored)."""
+    return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0]))
+
+
 def q(v: str) -> str:
     """A TOML basic string (JSON's escaping is valid TOML)."""
     return json.dumps(v, ensure_ascii=False)

@@ -47,13 +47,9 @@ QUESTION_HINT = "Enter to select • Esc to cancel"
 QUESTION = "Which approach should I take"      # the mock's question (harness/mock_pi.py)
 
 
-def vtuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("-")[0].split("."))
-
-
 def older_than(v: str) -> bool:
     """True when the release being driven (VERSION) is older than `v`."""
-    return vtuple(VERSION) < vtuple(v)
+    return common.vtuple(VERSION) < common.vtuple(v)
 
 
 def configure(version: str | None, out: Path | None) -> None:

@@ -43,13 +43,9 @@ OUT = REPO / "fixtures" / "qwen"
 WORKING, BLOCKED = "◐︎ Qwen", "✳︎ Qwen"
 
 
-def vtuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("-")[0].split("."))
-
-
 def older_than(v: str) -> bool:
     """True when the release being driven (VERSION) is older than `v`."""
-    return vtuple(VERSION) < vtuple(v)
+    return common.vtuple(VERSION) < common.vtuple(v)
 
 
 def configure(version: str | None, out: Path | None) -> None:

@@ -202,6 +202,20 @@ def pty_client(tmux_server):
 
 
 @pytest.fixture
+def run_dir(tmux_server, tmp_path):
+    """A private runtime folder for the sidecars the plugin starts in this server (through
+    the server's environment); whatever runs there is stopped at the end."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    tmux_server.cmd("set-environment", "-g", "XDG_RUNTIME_DIR", str(run))
+    yield run
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
+    env.pop("TMUX", None)
+    subprocess.run([sys.executable, "-m", "tmux_agentstate", "stop", "-L", tmux_server.name],
+                   capture_output=True, env=env)
+
+
+@pytest.fixture
 def attached_client(tmux_server):
     clients = []
 

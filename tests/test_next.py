@@ -3,12 +3,8 @@ blocked first, then the oldest unseen "done"); pressed again, the next; a messag
 needs the user. Pressed for real: the plugin loaded into a real server, a real client in a
 pseudo-terminal typing the prefix and the key."""
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
-
-import pytest
 
 from conftest import wait_for
 from tmux_agentstate.core.fixtures import load_index
@@ -19,18 +15,6 @@ BLOCKED = next(f for f in load_index() if f.agent == "claude" and f.state == "bl
                and f.kind == "command-approval")
 WORKING = "\x1b[2J\x1b[H\u273b Thinking\u2026 (esc to interrupt)\r\n\r\n> \r\n  ? for shortcuts\r\n"
 IDLE = "\x1b[2J\x1b[H\u25cf Done.\r\n\r\n> \r\n  ? for shortcuts\r\n"
-
-
-@pytest.fixture
-def run_dir(tmux_server, tmp_path):
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    tmux_server.cmd("set-environment", "-g", "XDG_RUNTIME_DIR", str(run))
-    yield run
-    env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
-    env.pop("TMUX", None)
-    subprocess.run([sys.executable, "-m", "tmux_agentstate", "stop", "-L", tmux_server.name],
-                   capture_output=True, env=env)
 
 
 def agent(tmux_server, tmp_path, name, first, then=None):

@@ -24,15 +24,6 @@ def _cli(srv, run, *args):
                           capture_output=True, text=True, env=env)
 
 
-@pytest.fixture
-def run_dir(tmux_server, tmp_path):
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    tmux_server.cmd("set-environment", "-g", "XDG_RUNTIME_DIR", str(run))
-    yield run
-    _cli(tmux_server, run, "stop")
-
-
 def no_pane_shows_an_error(srv) -> bool:
     """No run-shell error view: no pane in a mode, no 'returned' / 'command not found' text."""
     for pane in srv.cmd("list-panes", "-a", "-F", "#{pane_id} #{pane_in_mode}").splitlines():

@@ -47,7 +47,11 @@ class EmulateIntake(PipedIntake):
         return Wake(changed, coalesce=bool(ready))
 
     def _on_readable(self, pane_id: str) -> None:
-        data = self.fifos.read(pane_id, CHUNK)
+        # all the FIFO holds, up to past a sweep's byte budget: one chunk per wake (a wake
+        # sleeps COALESCE after it) caps reading at ~1.3 MB/s, and a pane printing faster
+        # than that piled up a backlog that was never over the budget, so never a flood,
+        # and its screen lagged behind by minutes
+        data = self.fifos.read(pane_id, self.config.flood_bytes + CHUNK)
         w = self._all.get(pane_id)
         if not data or w is None:
             return

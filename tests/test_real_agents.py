@@ -201,7 +201,8 @@ def claude_env(tmp_path: Path, mock) -> tuple[dict[str, str], Path]:
     env = {"HOME": str(home), "PATH": agent_path(hclaude.BIN.parent), "TERM": "xterm-256color",
            "LANG": "C.UTF-8", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
            "ANTHROPIC_API_KEY": hclaude.KEY, "DISABLE_AUTOUPDATER": "1",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "CLAUDE_CODE_MAX_RETRIES": "1"}  # a turn the mock fails ends in seconds
     return env, proj
 
 
@@ -485,6 +486,15 @@ def test_claude_context_usage_comes_from_its_transcript(claude_launched, tmux_se
         wait_for(lambda: context_option(tmux_server, agent.pane) == want, timeout=20,
                  message=f"@agentstate_context {want}")
     assert obs.entries()[-1][1] == "idle"
+    # a turn that ends in a rate limit: marked (the manifest's marks), still idle, and the
+    # context in use is still the last real reply's (the error's reply has no usage)
+    agent.type("once more RATELIMITED")
+    agent.keys("Enter")
+    option = lambda name: tmux_server.cmd("display-message", "-p", "-t", agent.pane, f"#{{{name}}}")  # noqa: E731
+    wait_for(lambda: option("@agentstate_error") == "rate-limit", timeout=30, message="rate-limit mark")
+    wait_for(lambda: obs.entries()[-1][1] == "idle", timeout=10, message="idle after the error")
+    assert "429" in option("@agentstate_detail")
+    assert context_option(tmux_server, agent.pane) == "10"
 
 
 @needs_codex

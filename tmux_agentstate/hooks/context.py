@@ -59,6 +59,12 @@ def _int(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def _used(usage: dict) -> int:
+    """What a Claude reply's request carried, and the reply: the context it leaves in use."""
+    return sum(_int(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
+                                            "cache_read_input_tokens", "output_tokens"))
+
+
 def percent(used: int, window: int) -> int | None:
     if window <= 0 or used <= 0:
         return None
@@ -84,7 +90,10 @@ def claude_context(lines: list[dict]) -> int | None:
     for obj in reversed(lines):
         if usage is None and obj.get("type") == "assistant" and not obj.get("isSidechain"):
             message = obj.get("message")
-            if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            # a turn that ended in an API error writes a `<synthetic>` reply with no usage:
+            # the context in use is still the last real reply's
+            if (isinstance(message, dict) and isinstance(message.get("usage"), dict)
+                    and message.get("model") != "<synthetic>" and _used(message["usage"])):
                 usage = message["usage"]
                 model = str(obj.get("requestedModel") or message.get("model") or "")
         if not window and obj.get("type") == "cost-state" and isinstance(obj.get("modelUsage"), dict):
@@ -95,8 +104,7 @@ def claude_context(lines: list[dict]) -> int | None:
             break
     if usage is None:
         return None
-    used = sum(_int(usage.get(k)) for k in ("input_tokens", "cache_creation_input_tokens",
-                                            "cache_read_input_tokens", "output_tokens"))
+    used = _used(usage)
     if not window:
         window = CLAUDE_WINDOW_1M if "[1m]" in (model or "").lower() else CLAUDE_WINDOW
     return percent(used, window)

@@ -1,0 +1,63 @@
+"""Which agent is in a pane: no agent's process or screen is taken for another's.
+
+Forks share a lot (Qwen Code forks Gemini CLI, Kilo Code forks opencode), and npm shims all run
+as `node`, so identity is checked across every bundled manifest at once, not one at a time."""
+import pytest
+
+from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
+from tmux_agentstate.core.fixtures import load_index
+from tmux_agentstate.core.screen import replay
+
+CATALOG = Catalog([BUNDLED_DIR])
+FIXTURES = load_index()
+
+# (agent or None, process name, argv) as `ps` shows the pane's foreground process for a real
+# install (see each agent's harness/NOTES-*.md); None: no agent.
+PROCESSES = [
+    ("claude", "claude", ["claude"]),
+    ("claude", "claude", ["/root/.local/share/claude/versions/2.1.332"]),
+    ("claude", "node", ["node", "/work/agents/claude-2.0.77/node_modules/.bin/claude"]),
+    ("codex", "node", ["node", "/usr/lib/node_modules/@openai/codex/bin/codex.js"]),
+    ("codex", "node", ["node", "/work/agents/codex-0.171.0/node_modules/.bin/codex", "-c", "x=1"]),
+    ("codex", "codex", ["/work/agents/codex/node_modules/@openai/codex-linux-x64/vendor/"
+                        "x86_64-unknown-linux-musl/codex/codex"]),
+    ("aider", "python3.11", ["/work/agents/aider-0.86.2/bin/python3.11",
+                             "/work/agents/aider-0.86.2/bin/aider", "--model", "openai/mock"]),
+    ("aider", "python3", ["python3", "-m", "aider", "--no-git"]),
+    ("opencode", "opencode", ["/work/agents/opencode-1.18.33/node_modules/.bin/opencode"]),
+    ("opencode", "opencode.exe", ["/x/node_modules/opencode-ai/bin/opencode.exe"]),
+    ("gemini", "node", ["node", "--max-old-space-size=8192",
+                        "/work/agents/gemini-0.61.0/node_modules/.bin/gemini"]),
+    ("gemini", "node", ["node", "/x/node_modules/@google/gemini-cli/bundle/gemini.js"]),
+    ("qwen", "node", ["node", "/work/agents/qwen-0.15.0/node_modules/.bin/qwen",
+                      "--approval-mode", "default"]),
+    ("pi", "pi", ["pi"]),
+    ("pi", "node", ["node", "/x/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"]),
+    (None, "bash", ["-bash"]),
+    (None, "node", ["node", "server.js"]),
+    (None, "node", ["node", "/srv/app/node_modules/.bin/vite"]),
+    (None, "python3", ["python3", "-m", "http.server"]),
+    (None, "vim", ["vim", "codex.md"]),
+    (None, "less", ["less", "/tmp/claude.log"]),
+]
+
+
+@pytest.mark.parametrize("agent,name,argv", PROCESSES, ids=[" ".join(p[2])[-60:] for p in PROCESSES])
+def test_a_process_is_one_agent_or_none(agent, name, argv):
+    hits = sorted(m.name for m in CATALOG.by_name.values() if m.identify.matches_process(name, argv))
+    assert hits == ([agent] if agent else []), f"{name} {argv}: {hits}"
+
+
+def test_every_agent_has_a_process_row():
+    assert {p[0] for p in PROCESSES} - {None} == set(CATALOG.by_name)
+
+
+def test_no_capture_is_inferred_as_another_agent():
+    """`classify` without --agent infers the agent from the screen: each capture is its own
+    agent's or no one's (a screen with no banner in view is fine; another agent's is not)."""
+    wrong = []
+    for fx in FIXTURES:
+        inferred = CATALOG.infer(replay(fx.path.read_bytes(), fx.rows, fx.cols).view())
+        if inferred is not None and inferred.name != fx.agent:
+            wrong.append(f"{fx.id} -> {inferred.name}")
+    assert not wrong, "\n".join(wrong)

@@ -194,6 +194,11 @@ EDITS = [
     # the saved cursor is one slot, kept by a restore; index and linefeed below the region
     b"\x1b[2;5Hsaved\x1b7\x1b[4;1Hother\x1b8A\x1b8B\x1b[1;1H\x1b7\x1b[3;3H\x1b8C"
     b"\x1b[1;3r\x1b[4;1Hbelow\x1bDx\x1bD\x1bDy\ny\x1bMr\x1b[r",
+    # autowrap off (DECAWM, CSI ?7l): text reaching the last column leaves the cursor on it,
+    # no wrap pending, so a BS, a CUB or more text lands one column further left than with
+    # autowrap on (Copilot CLI draws its dialog's box corner so, then backs up over it)
+    b"\x1b[?7l" + b"a" * 40 + b"\x1b[?7h\x08X\r\n\x1b[?7l" + b"b" * 40 + b"\x08Y\r\n"
+    + b"c" * 40 + b"\x1b[2DZ\r\n" + "界".encode() * 20 + b"\x08W\x1b[?7h\r\n" + b"d" * 40 + b"\x08V",
     # runs of sequences back to back, as a TUI redraws
     b"one\r\ntwo\r\nthree\x1b[H\x1b[3;3H\x1b[Kt\x1b[1;1H\x1b[2K\x1b[5Cmid\x1b[J\x1b[2;2H\x1b[1P\x1b[2@+",
 ]
@@ -203,7 +208,7 @@ EDITS = [
                                              "scroll-runs", "rep-wide-insert", "insert-wrap",
                                              "line-blocks", "line-blocks-scrolled", "lf-lines",
                                              "quiet-controls", "edits", "saved-cursor-index",
-                                             "sequence-runs"])
+                                             "no-autowrap", "sequence-runs"])
 def test_row_and_line_edits_match_tmux(tmux_server, tmp_path, data):
     assert_screen_like_tmux(tmux_server, tmp_path, data)
 

@@ -19,6 +19,12 @@ def _width(ch: str) -> int:
 
 
 class Drawing:
+    def _stop_x(self, x: int) -> int:
+        """The cursor column after text that ended at x: with autowrap off a write that reaches
+        the last column leaves the cursor on it (tmux: a BS then moves one left of it), with
+        autowrap on the wrap stays pending (x == columns)."""
+        return x if x < self.columns or _DECAWM in self.mode else self.columns - 1
+
     # -- drawing --------------------------------------------------------------------------------
     def draw(self, data: str) -> None:
         if not data:
@@ -38,7 +44,7 @@ class Drawing:
             if line is self._blank:
                 line = self.buffer[y] = line[:]
             line[x:x + n] = data
-            cur.x = x + n
+            cur.x = self._stop_x(x + n)
             self._last_char = data[-1]
             self.dirty.add(y)
             return
@@ -85,6 +91,7 @@ class Drawing:
                 line[cur.x + 1] = ""
             cur.x += w
             self._last_char = ch
+        cur.x = self._stop_x(cur.x)
         self.dirty.add(cur.y)
 
     def _draw_inserting(self, data: str) -> None:
@@ -138,7 +145,7 @@ class Drawing:
                 pass
             elif inline and x + len(piece) <= cols and piece.isascii():
                 line[x:x + len(piece)] = piece
-                x += len(piece)
+                x = self._stop_x(x + len(piece))
                 self._last_char = piece[-1]
                 self.dirty.add(y)
             else:
@@ -166,7 +173,7 @@ class Drawing:
         n = min(count or 1, max(self.columns - cur.x, 0))
         if n and " " <= ch <= "~" and _IRM not in self.mode:
             self._row(cur.y)[cur.x:cur.x + n] = [ch] * n
-            cur.x += n
+            cur.x = self._stop_x(cur.x + n)
             self.dirty.add(cur.y)
         else:
             self.draw(ch * n)

@@ -460,8 +460,11 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
             return None
         return t["function"]["name"], command_args(t, sc["command"], sc["escalate"])
     if sc["kind"] == "patch":
-        t = find_tool(tools, "write", "write_file", "create_file", "edit", "apply_patch",
-                      pattern=r"write|edit|patch|create")
+        # Copilot CLI's `create` (path, file_text) makes a new file; its `edit` needs one
+        t = (next((x for x in tools if x.get("function", {}).get("name") == "create"
+                   and "file_text" in tool_params(x)), None)
+             or find_tool(tools, "write", "write_file", "create_file", "edit", "apply_patch",
+                          pattern=r"write|edit|patch|create"))
         if t is None:
             return None
         props = tool_params(t)
@@ -471,7 +474,7 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
             lk = k.lower()
             if "path" in lk or lk in ("file", "filename"):
                 args[k] = sc["file"]
-            elif lk in ("content", "contents", "text", "new_string", "newstring"):
+            elif lk in ("content", "contents", "text", "new_string", "newstring", "file_text"):
                 args[k] = content
             elif lk in ("old_string", "oldstring"):
                 args[k] = ""
@@ -483,6 +486,12 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
                       pattern=r"question|user_input")
         if t is None:
             return None
+        if "requestedSchema" in tool_params(t):   # Copilot CLI's ask_user: an elicitation form
+            return t["function"]["name"], {
+                "message": "Which approach should I take for this change?",
+                "requestedSchema": {"type": "object", "required": ["approach"], "properties": {
+                    "approach": {"type": "string", "title": "Approach",
+                                 "enum": ["Minimal fix", "Refactor module"]}}}}
         return t["function"]["name"], {"questions": [{
             "id": "approach", "header": "Approach",
             "question": "Which approach should I take for this change?",

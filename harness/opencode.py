@@ -181,6 +181,9 @@ class Ctx(common.Ctx):
 # what differs by release: the needles the scripts wait on, the keys they press, the wording of
 # the index's `how`. The pinned release's values first; older releases override them.
 
+UI_EXTRA: dict = {}   # a fork's differences from the pinned release's UI (harness/kilo.py)
+
+
 def ui() -> dict:
     u = {
         "perm": "Permission required",        # on screen while a permission waits
@@ -218,7 +221,20 @@ def ui() -> dict:
                  # 1.0.185 at 120 columns left the last streamed words of the reply undrawn
                  # ("Would you like me" and no more) although the turn had finished
                  reply_q="Would you like me")
+    u.update(UI_EXTRA)
     return u
+
+
+def reject_reason(c: Ctx, u: dict, suffix: str, how: str) -> None:
+    """Kilo (UI_EXTRA reject_reason): rejecting a permission first asks what to do differently,
+    in a text box; shoot it, then confirm it empty with Enter. opencode: nothing to do."""
+    if not u.get("reject_reason"):
+        return
+    c.wait_text(u["reject_reason"])
+    c.rec.settle(0.6)
+    c.shot(suffix, "blocked", "reject-reason",
+           f"after {how}: '{u['reject_reason']}' text box, 'enter confirm  esc cancel'")
+    c.key("Enter")
 
 
 def skip(c: Ctx, what: str, why: str) -> None:
@@ -258,6 +274,7 @@ def s_first_80(c: Ctx) -> None:
     c.shot("blocked-edit", "blocked", "edit-permission",
            f"write tool call under permission.edit=ask: {u['perm_edit']}", **kw)
     c.key(*u["reject"])
+    reject_reason(c, u, "blocked-reject-reason", "Reject")
     c.wait_idle()
     c.shot("idle-after-reject", "idle", "after-reject",
            "rejected the edit by moving to 'Reject' (Right, Right) and Enter" if u["question"] else
@@ -372,6 +389,7 @@ def s_mid_120(c: Ctx) -> None:
            "bash permission dialog (120 columns)" if u["question"] else
            f"bash permission (120 columns): {u['perm_bash']}", **kw)
     c.key("Escape")
+    reject_reason(c, u, "blocked-reject-reason-esc", "Esc")
     c.wait_idle()
     c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the command with Esc")
     c.prompt("there's an off-by-one in the pager, can you fix it")
@@ -414,8 +432,11 @@ def sessions() -> list[Session]:
 
 
 # ----------------------------------------------------------------------------------------------
-def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
-    (home / ".config" / "opencode").mkdir(parents=True)
+def make_dirs(sess: Session, home: Path, proj: Path, port: int,
+              config: str = ".config/opencode/opencode.json") -> None:
+    """HOME, the git project and the provider config (`config`, under HOME: Kilo Code, an
+    opencode fork, reads the same settings from .config/kilo/kilo.json)."""
+    (home / config).parent.mkdir(parents=True)
     proj.mkdir(parents=True)
     (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
     (proj / "README.md").write_text("# demo\n")
@@ -438,7 +459,7 @@ def make_dirs(sess: Session, home: Path, proj: Path, port: int) -> None:
         # opencode.ai/zen), which fails offline (1.1.65 then keeps "New session - <date>" and
         # the title "OpenCode"): point it at the mock as well
         cfg["small_model"] = "mock/mock-model"
-    (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(cfg, indent=2))
+    (home / config).write_text(json.dumps(cfg, indent=2))
 
 
 def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:

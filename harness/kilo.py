@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Capture real Kilo Code CLI fixtures against the mock OpenAI server.
+
+    python harness/kilo.py install                 # npm install the pinned @kilocode/cli
+    python harness/kilo.py capture [--only NAME]   # run the scenarios, write fixtures/kilo/
+    python harness/kilo.py list                    # the sessions
+    python harness/kilo.py capture --version V     # another release: fixtures/kilo/V/
+
+Kilo Code's CLI is a fork of opencode: the same TUI (dialogs, footers, key hints) under its own
+name, logo and title ("Kilo CLI"). It runs offline with the same provider config as opencode,
+read from ~/.config/kilo/kilo.json: an `@ai-sdk/openai-compatible` provider pointing at
+harness/mock_openai.py, `permission: {bash: ask, edit: ask}`. Its own "kilo" provider (Kilo's
+gateway) fails to list models offline and is never used. So this driver runs opencode's session
+scripts (harness/opencode.py, the pinned release's UI) with Kilo's binary, config path and
+fixture folder.
+
+Processes: `node …/node_modules/.bin/kilo` (the npm loader script) starts the native
+`…/@kilocode/cli/bin/.kilo` in the same process group. After each session the private tmux
+server is killed and then, by PID, every process whose command line or environment names the
+session's unique HOME (never by process name).
+
+Releases: the registry's @kilocode/cli 7.8.1 (newest on 2026-12-04) cannot be installed (its
+@kilocode/cli-linux-x64@7.8.1 is not published); 7.7.7 is the newest that installs.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import opencode  # noqa: E402
+from common import AGENTS, REPO  # noqa: E402
+
+PINNED = "7.7.7"
+VERSION = PINNED
+PREFIX = AGENTS / f"kilo-{VERSION}"
+KILO_BIN = PREFIX / "node_modules" / ".bin" / "kilo"
+OUT = REPO / "fixtures" / "kilo"
+SESSIONS = opencode.SESSIONS
+# Kilo's Reject opens a 'Reject permission / Tell Kilo what to do differently' box first
+opencode.UI_EXTRA.update(reject_reason="Tell Kilo what to do differently")
+
+
+def configure(version: str | None, out: Path | None) -> None:
+    global VERSION, PREFIX, KILO_BIN, OUT
+    if version:
+        VERSION = version
+        PREFIX = AGENTS / f"kilo-{VERSION}"
+        KILO_BIN = PREFIX / "node_modules" / ".bin" / "kilo"
+    OUT = out.resolve() if out else (REPO / "fixtures" / "kilo" if VERSION == PINNED
+                                     else common.release_out("kilo", VERSION))
+    Ctx.version, Ctx.out = VERSION, OUT
+
+
+def install() -> None:
+    common.npm_install(PREFIX, KILO_BIN, "@kilocode/cli", VERSION)
+
+
+class Ctx(opencode.Ctx):
+    agent, version, out = "kilo", VERSION, OUT
+
+
+def run_session(sess: opencode.Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
+    tag = common.stamp(sess)
+    base = AGENTS / f"kilo-run-{tag}"
+    home = AGENTS / f"kilo-home-{tag}"
+    proj = base / "proj"
+    opencode.make_dirs(sess, home, proj, mock.port, config=".config/kilo/kilo.json")
+    env = {"HOME": str(home), **common.tmux_env()}
+    return common.run_session(sess, lambda rec: Ctx(sess, rec, mock.log, only, index), sess.run,
+                              base=base, home=home, cmd=[str(KILO_BIN)], env=env, cwd=proj)
+
+
+def capture(only: str | None) -> None:
+    common.capture(only, agent="kilo", sessions=SESSIONS, out=OUT, bin_=KILO_BIN, install=install,
+                   run=run_session,
+                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25),
+                   title="# Real Kilo Code CLI captures; written by harness/kilo.py (do not edit by hand).")
+
+
+def main() -> None:
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
+                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows}", configure=configure)
+
+
+if __name__ == "__main__":
+    main()

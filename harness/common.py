@@ -246,6 +246,25 @@ class Ctx:
     def take(self, dest: Path, settle: float | None) -> dict:
         return self.rec.snapshot(dest, settle=settle)
 
+    def replays_like_tmux(self, raw: Path, tmux_screen: str) -> bool:
+        """Our emulator's screen of the saved bytes is exactly tmux's (what the tests check)."""
+        sys.path.insert(0, str(REPO))
+        from tmux_agentstate.core.screen import replay
+        want = [line.rstrip() for line in tmux_screen.split("\n")]
+        want = (want + [""] * self.s.rows)[: self.s.rows]
+        return replay(raw.read_bytes(), self.s.rows, self.s.cols).rows() == want
+
+    def take_matching(self, dest: Path, settle: float | None) -> dict:
+        """A `take` for a TUI that never goes quiet while it works (a timer, a spinner): the byte
+        copy and tmux's screen can be a frame apart, so retake (unsettled) until the replayed
+        bytes give exactly tmux's screen."""
+        for _ in range(20):
+            facts = self.rec.snapshot(dest, settle=settle)
+            if self.replays_like_tmux(dest, facts["tmux_screen"]):
+                break
+            settle = None
+        return facts
+
     def detail(self, facts: dict, dest: Path) -> str:
         return ""
 

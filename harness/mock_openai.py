@@ -154,7 +154,8 @@ def final_text(sc: dict, tool_output: str = "") -> str:
 
 def title_for(text: str) -> str:
     """A short title from the prompt, like a model would make (the thread-title side call)."""
-    words = re.findall(r"[A-Za-z][\w'-]*", text.split("User prompt:")[-1])[:4]
+    # the prompt after opencode's "User prompt:" or Kilo's "User messages, oldest to newest:"
+    words = re.findall(r"[A-Za-z][\w'-]*", re.split(r"User prompt:|User messages[^:\n]*:", text)[-1])[:4]
     return (" ".join(words) or "Mock task").capitalize()[:36]
 
 

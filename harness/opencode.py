@@ -153,24 +153,10 @@ class Ctx(common.Ctx):
         self.submit(text, lambda before: self.requests() > before, mark=self.requests, window=6,
                     verb="sent")
 
-    def consistent(self, raw: Path, tmux_screen: str) -> bool:
-        sys.path.insert(0, str(REPO))
-        from tmux_agentstate.core.screen import replay
-        want = [line.rstrip() for line in tmux_screen.split("\n")]
-        want = (want + [""] * self.s.rows)[: self.s.rows]
-        return replay(raw.read_bytes(), self.s.rows, self.s.cols).rows() == want
-
     def take(self, dest: Path, settle: float | None) -> dict:
-        for _ in range(20):
-            # a working TUI never goes quiet: the byte copy and tmux's screen can be a frame apart.
-            # Retry until the replayed bytes give exactly tmux's screen (what the tests check).
-            # A settled shot of a screen that never goes quiet (1.0.x keeps its progress bar
-            # running under an inline permission) is checked the same way, then retaken unsettled.
-            facts = self.rec.snapshot(dest, settle=settle)
-            if self.consistent(dest, facts["tmux_screen"]):
-                break
-            settle = None
-        return facts
+        # A settled shot of a screen that never goes quiet (1.0.x keeps its progress bar running
+        # under an inline permission) is retaken unsettled too
+        return self.take_matching(dest, settle)
 
     def detail(self, facts: dict, dest: Path) -> str:
         last = [r for r in facts["tmux_screen"].split("\n") if r.strip()][-1:] or [""]

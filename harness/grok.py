@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Capture real Grok CLI fixtures against the mock OpenAI server.
+
+    python harness/grok.py install                 # npm install the pinned @vibe-kit/grok-cli
+    python harness/grok.py capture [--only NAME]   # run the scenarios, write fixtures/grok/
+    python harness/grok.py list                    # the sessions
+    python harness/grok.py capture --version V     # another release: fixtures/grok/V/
+
+Grok CLI (npm @vibe-kit/grok-cli, a node script on the `openai` client) takes its endpoint from
+GROK_BASE_URL, its key from GROK_API_KEY and its model from GROK_MODEL, so it runs offline
+against harness/mock_openai.py's chat completions with tool calls (bash, create_file,
+str_replace_editor, view_file, search, todo lists; no question tool). With no key it prints one
+error line and exits: there is no first-run dialog to capture. Each session gets a throwaway
+HOME (Grok writes ~/.grok/user-settings.json there on the first start).
+
+The TUI is Ink on the main screen (no alternate screen, no title of its own). A turn shows
+'<spinner> <phrase>... (2s · ↑ 1.1k tokens · esc to interrupt)' above the input box; a tool
+confirmation ends with the key hints '↑↓ navigate • Enter select • Esc cancel'. The driver waits
+on tmux's screen and snapshots the byte prefix so far as fixtures/grok/<name>.raw (+ .screen.txt,
+tmux's `capture-pane -p`), retaken until the bytes replay to exactly tmux's screen.
+
+Processes: `node …/node_modules/.bin/grok` (the script; comm `node`). After each session the
+private tmux server is killed and then, by PID, every process whose command line or
+environment names the session's unique HOME (never by process name).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import AGENTS, REPO  # noqa: E402
+
+PINNED = "0.0.34"
+VERSION = PINNED
+PREFIX = AGENTS / f"grok-{VERSION}"
+GROK_BIN = PREFIX / "node_modules" / ".bin" / "grok"
+OUT = REPO / "fixtures" / "grok"
+DIALOG_HINT = "Enter select • Esc cancel"   # a confirmation's key-hint row
+WORKING = "esc to interrupt"                # the spinner row while a turn runs
+COMPOSER = "auto-edit:"                     # the row under the input box
+
+
+def configure(version: str | None, out: Path | None) -> None:
+    global VERSION, PREFIX, GROK_BIN, OUT
+    if version:
+        VERSION = version
+        PREFIX = AGENTS / f"grok-{VERSION}"
+        GROK_BIN = PREFIX / "node_modules" / ".bin" / "grok"
+    OUT = out.resolve() if out else (REPO / "fixtures" / "grok" if VERSION == PINNED
+                                     else common.release_out("grok", VERSION))
+    Ctx.version, Ctx.out = VERSION, OUT
+
+
+def install() -> None:
+    common.npm_install(PREFIX, GROK_BIN, "@vibe-kit/grok-cli", VERSION)
+
+
+def is_idle(s: str) -> bool:
+    return COMPOSER in s and WORKING not in s and DIALOG_HINT not in s
+
+
+@dataclass
+class Session:
+    name: str
+    rows: int
+    cols: int
+    project: str = "proj"
+    run: Callable = None
+
+
+class Ctx(common.Ctx):
+    agent, version, out = "grok", VERSION, OUT
+    columns = (42, 22, 8)
+
+    def wait_idle(self, timeout: float = 90) -> str:
+        scr = self.wait(is_idle, "idle input box", timeout)
+        self.rec.settle(0.8, timeout=10)
+        return scr
+
+    def wait_dialog(self, timeout: float = 60) -> str:
+        scr = self.wait_text(DIALOG_HINT, timeout)
+        self.rec.settle(0.6, timeout=10)
+        return scr
+
+    def wait_working(self, timeout: float = 60) -> str:
+        return self.wait_text(WORKING, timeout)
+
+    def prompt(self, text: str) -> None:
+        self.wait_idle()
+        self.rec.send(text, literal=True)
+        time.sleep(0.5)
+        self.submit(text, lambda m: WORKING in self.rec.screen() or DIALOG_HINT in self.rec.screen())
+
+    def take(self, dest: Path, settle: float | None) -> dict:
+        return self.take_matching(dest, settle)
+
+
+def s_first_80(c: Ctx) -> None:
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "fresh start: logo, tips, empty input box")
+    c.prompt("the date parser has a bug with leap years, please fix it")
+    c.wait_text("regression test?")
+    c.wait_idle()
+    c.shot("idle-reply-question", "idle", "reply-question",
+           "reply ending 'Would you like me to add a regression test?'")
+    c.prompt("please run `sleep 8; ls -la` now")
+    c.wait_dialog()
+    c.shot("blocked-command", "blocked", "shell-permission",
+           "bash tool: 'Do you want to proceed with this operation?', '1. Yes' … '4. No, with feedback'")
+    c.key("Enter")
+    c.wait_working()
+    time.sleep(3)
+    c.shot("working-tool-running", "working", "tool-running", "approved '1. Yes'; the 8 s command runs",
+           settle=None)
+    c.wait_idle()
+    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
+    c.prompt("create src/cache_utils.py with a helper")
+    c.wait_dialog()
+    c.shot("blocked-edit", "blocked", "edit-permission", "create_file tool: the new file's diff and the question")
+    c.key("Escape")
+    c.wait_idle()
+    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the create with Esc")
+    c.prompt("take your time and think about the cache layout")
+    c.wait_working()
+    time.sleep(3)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "mock holds the first token", settle=None)
+    c.key("Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt", "idle", "after-interrupt", "Esc while waiting for the first token")
+
+
+def s_big_160(c: Ctx) -> None:
+    c.wait_idle()
+    c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
+    c.prompt("walk me through the scheduler slowly")
+    c.wait_text("careful walk-through")
+    time.sleep(3)
+    c.shot("working-streaming", "working", "streaming", "slow streamed reply, 3 s in", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
+    c.prompt("write docs/NOTES.md with the release notes")
+    c.wait_dialog()
+    c.shot("blocked-edit", "blocked", "edit-permission", "create_file question (160 columns)")
+    c.key("Enter")
+    c.wait_idle()
+    c.shot("idle-after-approve-edit", "idle", "after-approve", "allowed the create; file written")
+    c.prompt("execute `mkdir -p build && date > build/stamp.txt` for me")
+    c.wait_dialog()
+    c.shot("blocked-command", "blocked", "shell-permission", "bash question (160 columns)")
+    c.key("Down", "Down", "Down")
+    c.rec.settle(0.4)
+    c.shot("blocked-command-feedback-selected", "blocked", "shell-permission",
+           "same question with '4. No, with feedback' selected")
+    c.key("Enter")
+    time.sleep(1.5)
+    c.rec.settle(0.6)
+    c.shot("blocked-feedback-input", "blocked", "reject-reason",
+           "'4. No, with feedback' picked: Grok asks for the feedback text")
+    # Esc did nothing here in 0.0.34 (despite 'or press Escape to go back'): type the feedback
+    c.rec.send("skip the build stamp for now", literal=True)
+    time.sleep(0.5)
+    c.key("Enter")
+    c.wait_idle()
+    c.shot("idle-after-feedback", "idle", "after-reject",
+           "typed the feedback and Enter: the command is rejected with it, the mock replies")
+
+
+def s_mid_120(c: Ctx) -> None:
+    c.wait_idle()
+    c.prompt("please ponder whether the API needs pagination")
+    c.wait_working()
+    time.sleep(6)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "6 s into the wait for the first token", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
+    c.prompt("explain the token refresh flow in detail")
+    c.wait_text("careful walk-through")
+    time.sleep(3)
+    c.shot("working-streaming", "working", "streaming", "slow streamed reply (120 columns)", settle=None)
+    c.key("Escape")
+    c.wait_idle()
+    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc while the reply streamed")
+    c.prompt("execute `git status --short > status.txt` for me")
+    c.wait_dialog()
+    c.shot("blocked-command", "blocked", "shell-permission", "bash question (120 columns)")
+    c.key("Down")
+    c.rec.settle(0.4)
+    c.shot("blocked-command-dont-ask-selected", "blocked", "shell-permission",
+           "same question with '2. Yes, and don't ask again this session' selected")
+    c.key("Enter")
+    c.wait_idle()
+    c.shot("idle-after-approve", "idle", "after-approve", "approved for the session; the command ran")
+
+
+SESSIONS = [
+    Session("first-80", 24, 80, project="webshop", run=s_first_80),
+    Session("big-160", 48, 160, project="cache-service", run=s_big_160),
+    Session("mid-120", 36, 120, project="ledger", run=s_mid_120),
+]
+
+
+def make_dirs(home: Path, proj: Path) -> None:
+    home.mkdir(parents=True)
+    for d in ("src", "docs"):
+        (proj / d).mkdir(parents=True)
+    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
+    (proj / "README.md").write_text("# demo\n")
+    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+
+
+def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
+    base = AGENTS / f"grok-run-{common.stamp(sess)}"
+    home = base / "home"
+    proj = base / sess.project
+    make_dirs(home, proj)
+    env = {"HOME": str(home), "GROK_BASE_URL": f"http://127.0.0.1:{mock.port}/v1",
+           "GROK_API_KEY": "sk-mock-not-a-real-key", "GROK_MODEL": "mock-model", **common.tmux_env()}
+    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run,
+                              base=base, home=home, cmd=[str(GROK_BIN)], env=env, cwd=proj)
+
+
+def capture(only: str | None) -> None:
+    common.capture(only, agent="grok", sessions=SESSIONS, out=OUT, bin_=GROK_BIN, install=install,
+                   run=run_session,
+                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20),
+                   title="# Real Grok CLI captures; written by harness/grok.py (do not edit by hand).")
+
+
+def main() -> None:
+    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
+                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows}")
+
+
+if __name__ == "__main__":
+    main()

@@ -247,6 +247,8 @@ def command_args(tool: dict, command: str, escalate: bool) -> dict:
         args["cmd"] = command
     elif (props.get("command") or {}).get("type") == "array":
         args["command"] = ["bash", "-lc", command]
+    elif (props.get("commands") or {}).get("type") == "array":   # Cline's run_commands
+        args["commands"] = [command]
     else:
         args["command"] = command
     if "workdir" in props:
@@ -475,7 +477,8 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
             lk = k.lower()
             if "path" in lk or lk in ("file", "filename"):
                 args[k] = sc["file"]
-            elif lk in ("content", "contents", "text", "new_string", "newstring", "file_text"):
+            elif lk in ("content", "contents", "text", "new_string", "newstring", "file_text",
+                        "new_text"):
                 args[k] = content
             elif lk in ("old_string", "oldstring"):
                 args[k] = ""
@@ -493,6 +496,9 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
                 "requestedSchema": {"type": "object", "required": ["approach"], "properties": {
                     "approach": {"type": "string", "title": "Approach",
                                  "enum": ["Minimal fix", "Refactor module"]}}}}
+        if {"question", "options"} <= set(tool_params(t)):   # Cline's ask_question: one question
+            return t["function"]["name"], {"question": "Which approach should I take for this change?",
+                                           "options": ["Minimal fix", "Refactor module"]}
         return t["function"]["name"], {"questions": [{
             "id": "approach", "header": "Approach",
             "question": "Which approach should I take for this change?",

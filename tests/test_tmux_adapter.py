@@ -81,7 +81,8 @@ def test_control_client_tells_when_a_client_may_show_another_pane(tmux_server, p
     tmux.use_control()
     try:
         tmux.run(["display-message", "-p", "x"])
-        tmux.focus_changed()  # its own attach (%session-changed)
+        # its own attach: tmux queues that %session-changed, so it can come after the answer
+        wait_for(tmux.focus_changed, timeout=3, message="the control client's own attach")
         time.sleep(0.2)
         assert not tmux.focus_changed()
         tmux_server.cmd("switch-client", "-c", client.name(), "-t", other)

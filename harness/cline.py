@@ -32,39 +32,18 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import AGENTS, REPO  # noqa: E402
+from common import Session  # noqa: E402
 
-PINNED = "3.0.65"
-VERSION = PINNED
-PREFIX = AGENTS / f"cline-{VERSION}"
-CLINE_BIN = PREFIX / "node_modules" / ".bin" / "cline"
-OUT = REPO / "fixtures" / "cline"
+CLINE = common.NpmRelease("cline", "cline", "cline", pinned="3.0.65")
 SPINNER = re.compile(r"^\s*[\u2801-\u28ff] \S", re.M)   # a running entry: '⠋ run_commands(…)'
 PERMISSION = "[y] Approve"                               # 'Approve tool call?' key row
 QUESTION = "Cline is asking a question"
 PROMO = "Press Enter to open, any other key to close"
 FOOTER = "Auto-approve all"                              # the row under the input box
-
-
-def configure(version: str | None, out: Path | None) -> None:
-    global VERSION, PREFIX, CLINE_BIN, OUT
-    if version:
-        VERSION = version
-        PREFIX = AGENTS / f"cline-{VERSION}"
-        CLINE_BIN = PREFIX / "node_modules" / ".bin" / "cline"
-    OUT = out.resolve() if out else (REPO / "fixtures" / "cline" if VERSION == PINNED
-                                     else common.release_out("cline", VERSION))
-    Ctx.version, Ctx.out = VERSION, OUT
-
-
-def install() -> None:
-    common.npm_install(PREFIX, CLINE_BIN, "cline", VERSION)
 
 
 def working(s: str) -> bool:
@@ -79,17 +58,8 @@ def is_idle(s: str) -> bool:
     return FOOTER in s and not working(s) and not dialog(s) and PROMO not in s
 
 
-@dataclass
-class Session:
-    name: str
-    rows: int
-    cols: int
-    project: str = "proj"
-    run: Callable = None
-
-
 class Ctx(common.Ctx):
-    agent, version, out = "cline", VERSION, OUT
+    release = CLINE
     columns = (42, 22, 8)
 
     def __init__(self, sess: Session, rec, proj: Path, only: str | None, index: dict):
@@ -175,12 +145,7 @@ def s_big_160(c: Ctx) -> None:
     c.key("Enter")
     c.wait_idle()
     c.shot("idle-after-question-answered", "idle", "after-reply", "picked the first option with Enter")
-    c.prompt("walk me through the scheduler slowly")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply, 3 s in", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
+    common.streamed_reply(c)
     c.prompt(f"write {c.proj}/docs/NOTES.md with the release notes")
     c.wait_dialog()
     c.shot("blocked-edit", "blocked", "edit-permission", "editor tool permission (160 columns)")
@@ -192,20 +157,8 @@ def s_big_160(c: Ctx) -> None:
 def s_mid_120(c: Ctx) -> None:
     close_promo(c)
     c.wait_idle()
-    c.prompt("please ponder whether the API needs pagination")
-    c.wait_working()
-    time.sleep(6)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "6 s into the wait for the first token", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
-    c.prompt("explain the token refresh flow in detail")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply (120 columns)", settle=None)
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc while the reply streamed")
+    common.delayed_reply(c)
+    common.interrupted_stream(c, "Escape")
     c.prompt("execute `git status --short > status.txt` for me")
     c.wait_dialog()
     c.shot("blocked-command", "blocked", "shell-permission", "run_commands permission (120 columns)")
@@ -229,39 +182,26 @@ SESSIONS = [
 
 def make_dirs(home: Path, proj: Path, port: int) -> None:
     home.mkdir(parents=True)
-    for d in ("src", "docs"):
-        (proj / d).mkdir(parents=True)
-    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
-    (proj / "README.md").write_text("# demo\n")
-    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+    common.demo_project(proj)
     # Cline's own way to point a provider at an endpoint (it writes providers.json)
-    subprocess.run([str(CLINE_BIN), "auth", "-p", "openai", "-k", "sk-mock-not-a-real-key",
+    subprocess.run([str(CLINE.bin), "auth", "-p", "openai", "-k", "sk-mock-not-a-real-key",
                     "-m", "mock-model", "-b", f"http://127.0.0.1:{port}/v1"],
                    cwd=proj, env={**os.environ, "HOME": str(home)}, check=True,
                    stdout=subprocess.DEVNULL, timeout=60)
 
 
 def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base = AGENTS / f"cline-run-{common.stamp(sess)}"
-    home = base / "home"
-    proj = base / sess.project
+    base, home, proj = common.session_dirs("cline", sess)
     make_dirs(home, proj, mock.port)
     env = {"HOME": str(home), **common.tmux_env()}
     return common.run_session(sess, lambda rec: Ctx(sess, rec, proj, only, index), sess.run,
-                              base=base, home=home, cmd=[str(CLINE_BIN), "--auto-approve", "false"],
+                              base=base, home=home, cmd=[str(CLINE.bin), "--auto-approve", "false"],
                               env=env, cwd=proj)
 
 
-def capture(only: str | None) -> None:
-    common.capture(only, agent="cline", sessions=SESSIONS, out=OUT, bin_=CLINE_BIN, install=install,
-                   run=run_session,
-                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20),
-                   title="# Real Cline CLI captures; written by harness/cline.py (do not edit by hand).")
-
-
 def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
-                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows}")
+    common.npm_main(__doc__, CLINE, SESSIONS, run_session, name="Cline CLI",
+                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 - Process hygiene: pids_naming / kill_pids / reap (by PID, never by process name: other agents
   run on this machine).
 - Mock: one mock model server (harness/mock_*.py) on a free port.
+- NpmRelease: an npm agent's prefix / binary / fixture folder at one release; Session,
+  session_dirs, demo_project: the newer drivers' session shape, throwaway dirs and git project.
 - Ctx: what a session script gets (the recording, waits on tmux's own view, `shot`).
 - run_session / capture / main: the per-session plumbing and the install/capture/list CLI of the
   drivers that take `--only NAME` (all but claude.py, which has its own).
@@ -24,6 +26,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -159,7 +162,55 @@ def npm_install(prefix: Path, bin_: Path, package: str, version: str) -> None:
     print(subprocess.run([str(bin_), "--version"], capture_output=True, text=True).stdout)
 
 
+class NpmRelease:
+    """One agent CLI from npm at one release: its install prefix, its binary and its fixture
+    folder. `configure(version, out)` (the drivers' `--version V` / `--out DIR`) repoints all
+    three; the pinned release keeps `fixtures/<agent>/`. A driver's Ctx names it as `release`."""
+
+    def __init__(self, agent: str, package: str, bin_name: str, pinned: str):
+        self.agent, self.package, self.bin_name, self.pinned = agent, package, bin_name, pinned
+        self.version = pinned
+        self.configure(None, None)
+
+    def configure(self, version: str | None, out: Path | None) -> None:
+        self.version = version or self.version
+        self.prefix = AGENTS / f"{self.agent}-{self.version}"
+        self.bin = self.prefix / "node_modules" / ".bin" / self.bin_name
+        self.out = out.resolve() if out else (REPO / "fixtures" / self.agent if self.version == self.pinned
+                                              else release_out(self.agent, self.version))
+
+    def install(self) -> None:
+        npm_install(self.prefix, self.bin, self.package, self.version)
+
+
 # -- one session ----------------------------------------------------------------------------------
+@dataclass
+class Session:
+    """A session script at one pane size, in a project folder of that name."""
+    name: str
+    rows: int
+    cols: int
+    project: str = "proj"
+    run: Callable = None
+
+
+def session_dirs(agent: str, sess) -> tuple[Path, Path, Path]:
+    """(base, home, project) for one run: a throwaway folder of its own under AGENTS."""
+    base = AGENTS / f"{agent}-run-{stamp(sess)}"
+    return base, base / "home", base / sess.project
+
+
+def demo_project(proj: Path, folders: Iterable[str] = ("src", "docs")) -> None:
+    """The small git project every session works in (the mock's tools write into src/, docs/:
+    some agents' create tools refuse a file whose folder is missing)."""
+    proj.mkdir(parents=True)
+    for d in folders:
+        (proj / d).mkdir()
+    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
+    (proj / "README.md").write_text("# demo\n")
+    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
+
+
 def tmux_env() -> dict[str, str]:
     """The env every driver's agent gets last (after its own HOME/provider variables)."""
     return {"TERM": "tmux-256color", "LANG": "C.UTF-8",
@@ -185,12 +236,15 @@ class Ctx:
     agent = ""
     version = ""
     out: Path = REPO / "fixtures"
+    release: NpmRelease | None = None   # if set, version and out are read from it
     settle: float | None = 0.6
     key_pause = 0.35
     columns = (44, 24, 7)
 
     def __init__(self, sess, rec: Recording, only: str | None, index: dict):
         self.s, self.rec, self.only, self.index = sess, rec, only, index
+        if self.release is not None:  # configured after the class was defined
+            self.agent, self.version, self.out = self.release.agent, self.release.version, self.release.out
         self.made: list[str] = []
 
     # waiting on tmux's own view ---------------------------------------------------------------
@@ -285,6 +339,43 @@ class Ctx:
         self.made.append(name)
 
 
+# -- steps many session scripts share -------------------------------------------------------------
+# `c` is a driver's Ctx with `prompt`, `wait_working`, `wait_idle`; the mock_openai.py prompts.
+def delayed_reply(c: Ctx) -> None:
+    """The mock holds the first token: working all through the wait, idle once the reply came."""
+    c.prompt("please ponder whether the API needs pagination")
+    c.wait_working()
+    time.sleep(6)
+    c.shot("working-before-first-token", "working", "waiting-first-token",
+           "6 s into the wait for the first token", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
+
+
+def streaming(c: Ctx, prompt: str, how: str) -> None:
+    """A slow streamed reply, shot 3 s after its first words."""
+    c.prompt(prompt)
+    c.wait_text("careful walk-through")
+    time.sleep(3)
+    c.shot("working-streaming", "working", "streaming", how, settle=None)
+
+
+def streamed_reply(c: Ctx) -> None:
+    """A slow streamed reply shot while it streams, then once it finished."""
+    streaming(c, "walk me through the scheduler slowly", "slow streamed reply, 3 s in")
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
+
+
+def interrupted_stream(c: Ctx, *keys: str) -> None:
+    """A slow streamed reply, then `keys` (the agent's interrupt) while it streams."""
+    streaming(c, "explain the token refresh flow in detail", f"slow streamed reply ({c.s.cols} columns)")
+    c.key(*keys)
+    c.wait_idle()
+    said = " ".join("Esc" if k == "Escape" else k for k in keys)
+    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", f"{said} while the reply streamed")
+
+
 class TitleCtx(Ctx):
     """A Ctx whose wait predicates get (screen, title)."""
 
@@ -335,6 +426,16 @@ def capture(only: str | None, *, agent: str, sessions: list, out: Path, bin_: Pa
         mock.close()
 
 
+def npm_main(doc: str, release: NpmRelease, sessions: list, run: Callable, *, name: str,
+             start_mock: Callable[[Path], Mock]) -> None:
+    """main() for a driver of one NpmRelease: install / capture / list, `--version` / `--out`."""
+    r = release
+    title = f"# Real {name} captures; written by harness/{r.agent}.py (do not edit by hand)."
+    main(doc, install=r.install, sessions=sessions, configure=r.configure,
+         capture=lambda only: capture(only, agent=r.agent, sessions=sessions, out=r.out, bin_=r.bin,
+                                      install=r.install, run=run, start_mock=start_mock, title=title))
+
+
 def release_out(agent: str, version: str) -> Path:
     """Where the fixtures of a release other than the pinned one go: `fixtures/<agent>/<version>/`
     (the pinned release's stay in `fixtures/<agent>/`; `core/fixtures.py` reads both)."""
@@ -342,7 +443,7 @@ def release_out(agent: str, version: str) -> Path:
 
 
 def main(doc: str, *, install: Callable[[], None], capture: Callable[[str | None], None],
-         sessions: list, describe: Callable[[object], str],
+         sessions: list, describe: Callable[[object], str] = lambda s: f"{s.name:12s} {s.cols}x{s.rows}",
          configure: Callable[[str | None, Path | None], None] | None = None) -> None:
     """The drivers' CLI: install | capture [--only NAME] | list (one `describe(session)` a line).
 

@@ -23,37 +23,19 @@ command line or environment names the session's unique HOME (never by process na
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import AGENTS, REPO  # noqa: E402
+from common import Session  # noqa: E402
 
-PINNED = "1.0.102"
-VERSION = PINNED
-PREFIX = AGENTS / f"copilot-{VERSION}"
-COPILOT_BIN = PREFIX / "node_modules" / ".bin" / "copilot"
-OUT = REPO / "fixtures" / "copilot"
+COPILOT = common.NpmRelease("copilot", "@github/copilot", "copilot", pinned="1.0.102")
 # the key-hint row every question ends with: '↑/↓ to navigate · enter to select · esc to cancel'
 # (trust, shell, edit) or '↑/↓ select · enter accept · ctrl+d decline · esc cancel' (ask_user)
 DIALOG_HINT = re.compile(r"^[\s│]*↑/↓ .*· esc (to )?\w+[\s│]*$", re.M)
 WORKING = " Working "             # the footer during a turn ('○ Working · 99 B esc esc interrupt')
-
-
-def configure(version: str | None, out: Path | None) -> None:
-    global VERSION, PREFIX, COPILOT_BIN, OUT
-    if version:
-        VERSION = version
-        PREFIX = AGENTS / f"copilot-{VERSION}"
-        COPILOT_BIN = PREFIX / "node_modules" / ".bin" / "copilot"
-    OUT = out.resolve() if out else (REPO / "fixtures" / "copilot" if VERSION == PINNED
-                                     else common.release_out("copilot", VERSION))
-    Ctx.version, Ctx.out = VERSION, OUT
 
 
 def working(screen: str) -> bool:
@@ -62,21 +44,8 @@ def working(screen: str) -> bool:
     return bool(rows) and WORKING in rows[-1]
 
 
-def install() -> None:
-    common.npm_install(PREFIX, COPILOT_BIN, "@github/copilot", VERSION)
-
-
-@dataclass
-class Session:
-    name: str
-    rows: int
-    cols: int
-    project: str = "proj"
-    run: Callable = None
-
-
 class Ctx(common.Ctx):
-    agent, version, out = "copilot", VERSION, OUT
+    release = COPILOT
     columns = (42, 22, 8)
 
     def __init__(self, sess: Session, rec, proj: Path, only: str | None, index: dict):
@@ -155,12 +124,7 @@ def s_first_80(c: Ctx) -> None:
 def s_big_160(c: Ctx) -> None:
     trust(c)
     c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
-    c.prompt("walk me through the scheduler slowly")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply, 3 s in", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
+    common.streamed_reply(c)
     c.prompt(f"write {c.proj}/docs/NOTES.md with the release notes")
     c.wait_dialog()
     c.shot("blocked-edit", "blocked", "edit-permission", "create tool question (160 columns)")
@@ -189,20 +153,8 @@ def s_big_160(c: Ctx) -> None:
 
 def s_mid_120(c: Ctx) -> None:
     trust(c)
-    c.prompt("please ponder whether the API needs pagination")
-    c.wait_working()
-    time.sleep(6)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "6 s into the wait for the first token", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
-    c.prompt("explain the token refresh flow in detail")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply (120 columns)", settle=None)
-    c.key("Escape", "Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc Esc while the reply streamed")
+    common.delayed_reply(c)
+    common.interrupted_stream(c, "Escape", "Escape")
     c.prompt("before touching the logger, ask me which option you should use")
     c.wait_dialog()
     c.shot("blocked-question", "blocked", "question", "ask_user form (120 columns)")
@@ -215,38 +167,21 @@ SESSIONS = [
 ]
 
 
-def make_dirs(home: Path, proj: Path) -> None:
-    (home / ".copilot").mkdir(parents=True)
-    (proj / "src").mkdir(parents=True)
-    (proj / "docs").mkdir()   # Copilot's create tool refuses a file whose folder is missing
-    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
-    (proj / "README.md").write_text("# demo\n")
-    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
-
-
 def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base = AGENTS / f"copilot-run-{common.stamp(sess)}"
-    home = base / "home"
-    proj = base / sess.project
-    make_dirs(home, proj)
+    base, home, proj = common.session_dirs("copilot", sess)
+    (home / ".copilot").mkdir(parents=True)
+    common.demo_project(proj)
     env = {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "COPILOT_OFFLINE": "true",
            "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{mock.port}/v1",
            "COPILOT_PROVIDER_API_KEY": "sk-mock-not-a-real-key", "COPILOT_MODEL": "mock-model",
            "COPILOT_AUTO_UPDATE": "false", **common.tmux_env()}
     return common.run_session(sess, lambda rec: Ctx(sess, rec, proj, only, index), sess.run,
-                              base=base, home=home, cmd=[str(COPILOT_BIN)], env=env, cwd=proj)
-
-
-def capture(only: str | None) -> None:
-    common.capture(only, agent="copilot", sessions=SESSIONS, out=OUT, bin_=COPILOT_BIN, install=install,
-                   run=run_session,
-                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20),
-                   title="# Real GitHub Copilot CLI captures; written by harness/copilot.py (do not edit by hand).")
+                              base=base, home=home, cmd=[str(COPILOT.bin)], env=env, cwd=proj)
 
 
 def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
-                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows}")
+    common.npm_main(__doc__, COPILOT, SESSIONS, run_session, name="GitHub Copilot CLI",
+                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
 
 
 if __name__ == "__main__":

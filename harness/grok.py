@@ -25,57 +25,26 @@ environment names the session's unique HOME (never by process name).
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import AGENTS, REPO  # noqa: E402
+from common import Session  # noqa: E402
 
-PINNED = "0.0.34"
-VERSION = PINNED
-PREFIX = AGENTS / f"grok-{VERSION}"
-GROK_BIN = PREFIX / "node_modules" / ".bin" / "grok"
-OUT = REPO / "fixtures" / "grok"
+GROK = common.NpmRelease("grok", "@vibe-kit/grok-cli", "grok", pinned="0.0.34")
 DIALOG_HINT = "Enter select • Esc cancel"   # a confirmation's key-hint row
 WORKING = "esc to interrupt"                # the spinner row while a turn runs
 COMPOSER = "auto-edit:"                     # the row under the input box
-
-
-def configure(version: str | None, out: Path | None) -> None:
-    global VERSION, PREFIX, GROK_BIN, OUT
-    if version:
-        VERSION = version
-        PREFIX = AGENTS / f"grok-{VERSION}"
-        GROK_BIN = PREFIX / "node_modules" / ".bin" / "grok"
-    OUT = out.resolve() if out else (REPO / "fixtures" / "grok" if VERSION == PINNED
-                                     else common.release_out("grok", VERSION))
-    Ctx.version, Ctx.out = VERSION, OUT
-
-
-def install() -> None:
-    common.npm_install(PREFIX, GROK_BIN, "@vibe-kit/grok-cli", VERSION)
 
 
 def is_idle(s: str) -> bool:
     return COMPOSER in s and WORKING not in s and DIALOG_HINT not in s
 
 
-@dataclass
-class Session:
-    name: str
-    rows: int
-    cols: int
-    project: str = "proj"
-    run: Callable = None
-
-
 class Ctx(common.Ctx):
-    agent, version, out = "grok", VERSION, OUT
+    release = GROK
     columns = (42, 22, 8)
 
     def wait_idle(self, timeout: float = 90) -> str:
@@ -139,12 +108,7 @@ def s_first_80(c: Ctx) -> None:
 def s_big_160(c: Ctx) -> None:
     c.wait_idle()
     c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
-    c.prompt("walk me through the scheduler slowly")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply, 3 s in", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
+    common.streamed_reply(c)
     c.prompt("write docs/NOTES.md with the release notes")
     c.wait_dialog()
     c.shot("blocked-edit", "blocked", "edit-permission", "create_file question (160 columns)")
@@ -174,20 +138,8 @@ def s_big_160(c: Ctx) -> None:
 
 def s_mid_120(c: Ctx) -> None:
     c.wait_idle()
-    c.prompt("please ponder whether the API needs pagination")
-    c.wait_working()
-    time.sleep(6)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "6 s into the wait for the first token", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
-    c.prompt("explain the token refresh flow in detail")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply (120 columns)", settle=None)
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc while the reply streamed")
+    common.delayed_reply(c)
+    common.interrupted_stream(c, "Escape")
     c.prompt("execute `git status --short > status.txt` for me")
     c.wait_dialog()
     c.shot("blocked-command", "blocked", "shell-permission", "bash question (120 columns)")
@@ -207,36 +159,19 @@ SESSIONS = [
 ]
 
 
-def make_dirs(home: Path, proj: Path) -> None:
-    home.mkdir(parents=True)
-    for d in ("src", "docs"):
-        (proj / d).mkdir(parents=True)
-    (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
-    (proj / "README.md").write_text("# demo\n")
-    subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
-
-
 def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base = AGENTS / f"grok-run-{common.stamp(sess)}"
-    home = base / "home"
-    proj = base / sess.project
-    make_dirs(home, proj)
+    base, home, proj = common.session_dirs("grok", sess)
+    home.mkdir(parents=True)
+    common.demo_project(proj)
     env = {"HOME": str(home), "GROK_BASE_URL": f"http://127.0.0.1:{mock.port}/v1",
            "GROK_API_KEY": "sk-mock-not-a-real-key", "GROK_MODEL": "mock-model", **common.tmux_env()}
     return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run,
-                              base=base, home=home, cmd=[str(GROK_BIN)], env=env, cwd=proj)
-
-
-def capture(only: str | None) -> None:
-    common.capture(only, agent="grok", sessions=SESSIONS, out=OUT, bin_=GROK_BIN, install=install,
-                   run=run_session,
-                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20),
-                   title="# Real Grok CLI captures; written by harness/grok.py (do not edit by hand).")
+                              base=base, home=home, cmd=[str(GROK.bin)], env=env, cwd=proj)
 
 
 def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
-                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows}")
+    common.npm_main(__doc__, GROK, SESSIONS, run_session, name="Grok CLI",
+                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
 
 
 if __name__ == "__main__":

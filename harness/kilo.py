@@ -30,35 +30,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import opencode  # noqa: E402
-from common import AGENTS, REPO  # noqa: E402
+from common import AGENTS  # noqa: E402
 
-PINNED = "7.7.7"
-VERSION = PINNED
-PREFIX = AGENTS / f"kilo-{VERSION}"
-KILO_BIN = PREFIX / "node_modules" / ".bin" / "kilo"
-OUT = REPO / "fixtures" / "kilo"
+KILO = common.NpmRelease("kilo", "@kilocode/cli", "kilo", pinned="7.7.7")
 SESSIONS = opencode.SESSIONS
 # Kilo's Reject opens a 'Reject permission / Tell Kilo what to do differently' box first
 opencode.UI_EXTRA.update(reject_reason="Tell Kilo what to do differently")
 
 
-def configure(version: str | None, out: Path | None) -> None:
-    global VERSION, PREFIX, KILO_BIN, OUT
-    if version:
-        VERSION = version
-        PREFIX = AGENTS / f"kilo-{VERSION}"
-        KILO_BIN = PREFIX / "node_modules" / ".bin" / "kilo"
-    OUT = out.resolve() if out else (REPO / "fixtures" / "kilo" if VERSION == PINNED
-                                     else common.release_out("kilo", VERSION))
-    Ctx.version, Ctx.out = VERSION, OUT
-
-
-def install() -> None:
-    common.npm_install(PREFIX, KILO_BIN, "@kilocode/cli", VERSION)
-
-
 class Ctx(opencode.Ctx):
-    agent, version, out = "kilo", VERSION, OUT
+    release = KILO
 
 
 def run_session(sess: opencode.Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
@@ -69,19 +50,12 @@ def run_session(sess: opencode.Session, mock: common.Mock, only: str | None, ind
     opencode.make_dirs(sess, home, proj, mock.port, config=".config/kilo/kilo.json")
     env = {"HOME": str(home), **common.tmux_env()}
     return common.run_session(sess, lambda rec: Ctx(sess, rec, mock.log, only, index), sess.run,
-                              base=base, home=home, cmd=[str(KILO_BIN)], env=env, cwd=proj)
-
-
-def capture(only: str | None) -> None:
-    common.capture(only, agent="kilo", sessions=SESSIONS, out=OUT, bin_=KILO_BIN, install=install,
-                   run=run_session,
-                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25),
-                   title="# Real Kilo Code CLI captures; written by harness/kilo.py (do not edit by hand).")
+                              base=base, home=home, cmd=[str(KILO.bin)], env=env, cwd=proj)
 
 
 def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
-                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows}", configure=configure)
+    common.npm_main(__doc__, KILO, SESSIONS, run_session, name="Kilo Code CLI",
+                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25))
 
 
 if __name__ == "__main__":

@@ -76,3 +76,18 @@ def test_no_capture_is_inferred_as_another_agent():
         if inferred is not None and inferred.name != fx.agent:
             wrong.append(f"{fx.id} -> {inferred.name}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_screen_and_title_pattern_fits_some_capture_of_its_agent():
+    """A screen or title pattern none of its agent's real captures match is dead: written for a
+    screen that never happens, or compiled unlike it was meant ('^' is a row's start)."""
+    views: dict[str, list] = {}
+    for fx in FIXTURES:
+        views.setdefault(fx.agent, []).append(replay(fx.path.read_bytes(), fx.rows, fx.cols).view())
+    dead = []
+    for m in CATALOG.by_name.values():
+        for kind in ("screen", "title"):
+            for p in getattr(m.identify, kind):
+                if not any(p.search(v.text if kind == "screen" else v.title) for v in views[m.name]):
+                    dead.append(f"{m.name} identify.{kind} {p.regex.pattern!r}")
+    assert not dead, "\n".join(dead)

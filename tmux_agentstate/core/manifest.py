@@ -241,7 +241,8 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     commands = ident.get("commands", [])
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         raise ManifestError(path, "identify.commands must be a list of strings")
-    identity = Identity(tuple(commands), *(_patterns(path, None, f"identify.{k}", ident.get(k, []))
+    # re.M as in rules: '^' / '$' are a row's ends (the screen is its rows joined by newlines)
+    identity = Identity(tuple(commands), *(_patterns(path, None, f"identify.{k}", ident.get(k, []), re.M)
                                            for k in ("cmdline", "title", "screen")))
 
     raw_rules = data.get("rules", [])

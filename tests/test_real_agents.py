@@ -1,7 +1,7 @@
-"""End to end with the REAL agent CLIs (Claude Code 2.1.332, Codex 0.171.0) against the offline
-mock model servers in harness/, launched through `tmux-agentstate launch` in a private tmux
-server, with the sidecar watching. Skipped only when a CLI is not installed where the harness
-keeps it (`scripts/install-agents` installs both).
+"""End to end with the REAL agent CLIs (Claude Code 2.1.332, Codex 0.171.0, Copilot CLI 1.0.102)
+against the offline mock model servers in harness/, launched through `tmux-agentstate launch` in
+a private tmux server, with the sidecar watching. Skipped only when a CLI is not installed where the harness
+keeps it (`scripts/install-agents` installs them).
 
 Each test records what the sidecar published by polling the pane's options every 50 ms, so a
 failure shows the whole sequence (state, source, the hook's last report).
@@ -34,6 +34,8 @@ def _harness(name: str):
 
 hclaude = _harness("claude")
 hcodex = _harness("codex")
+hcopilot = _harness("copilot")
+hcommon = sys.modules["common"]  # the harness's shared module, imported by the drivers
 
 INSTALL = "run scripts/install-agents"
 needs_claude = pytest.mark.skipif(
@@ -42,6 +44,9 @@ needs_claude = pytest.mark.skipif(
 needs_codex = pytest.mark.skipif(
     not hcodex.CODEX_BIN.exists(),
     reason=f"Codex {hcodex.VERSION} is not installed in {hcodex.PREFIX} ({INSTALL})")
+needs_copilot = pytest.mark.skipif(
+    not hcopilot.COPILOT.bin.exists(),
+    reason=f"Copilot CLI {hcopilot.COPILOT.version} is not installed in {hcopilot.COPILOT.prefix} ({INSTALL})")
 
 INTERVAL = 0.3
 CLAUDE_DIALOG = "Do you want to proceed?"
@@ -465,6 +470,109 @@ def test_codex_restarted_sidecar_does_not_bring_back_an_answered_prompt(tmux_ser
         assert "blocked" not in obs.states(restart), obs.dump()
     finally:
         obs.stop()
+
+
+# -- Copilot CLI ----------------------------------------------------------------------------------
+COPILOT_TRUST = "Confirm folder trust"
+COPILOT_SHELL = "Do you want to run this command?"
+COPILOT_IDLE = "Interactive ·"  # the idle footer
+
+
+@pytest.fixture
+def copilot_launched(tmux_server, sidecar, tmp_path):
+    """The real Copilot CLI through `launch copilot` in BYOK offline mode against the OpenAI
+    mock (harness/copilot.py's environment), a fresh COPILOT_HOME: it opens on the folder
+    trust dialog."""
+    mock = hcommon.Mock("mock_openai.py", tmp_path / "requests.jsonl", slow=5, delay=5)
+    base = hcommon.AGENTS / f"test-copilot-{os.getpid()}-{int(time.time() * 1000) % 10**8}"
+    home, proj = base / "home", base / "proj"
+    (home / ".copilot").mkdir(parents=True)
+    hcommon.demo_project(proj)
+    env = {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "COPILOT_OFFLINE": "true",
+           "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{mock.port}/v1",
+           "COPILOT_PROVIDER_API_KEY": "sk-mock-not-a-real-key", "COPILOT_MODEL": "mock-model",
+           "COPILOT_AUTO_UPDATE": "false", "TERM": "tmux-256color", "LANG": "C.UTF-8",
+           "PATH": agent_path(hcopilot.COPILOT.bin.parent)}
+    sidecar(interval=INTERVAL).start()
+    agent = AgentPane(tmux_server, launch_argv("copilot"), env, proj, rows=36, cols=120)
+    obs = Observer(tmux_server, agent.pane)
+    try:
+        yield agent, obs, home
+    finally:
+        obs.stop()
+        tmux_server.kill()
+        hcommon.kill_pids(hcommon.pids_naming(str(home)))
+        mock.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def copilot_submit(agent: AgentPane, obs: Observer, text: str) -> float:
+    """Type a prompt at the idle input; Enter again until userPromptSubmitted is reported."""
+    agent.wait_text(COPILOT_IDLE, timeout=60)
+    agent.type(text)
+    t0 = time.time()
+    for _ in range(4):
+        mark = time.time()
+        agent.keys("Enter")
+        end = mark + 5
+        while time.time() < end:
+            if "userPromptSubmitted" in obs.report_events(mark):
+                return t0
+            time.sleep(0.05)
+    raise AssertionError(f"prompt never submitted:\n{agent.screen()}\n{obs.dump()}")
+
+
+@needs_copilot
+def test_copilot_launch_plugin_hooks_report_blocked_working_idle(copilot_launched):
+    agent, obs, home = copilot_launched
+    agent.wait_text(COPILOT_TRUST, timeout=60)
+    obs.wait_state("blocked", timeout=10)  # the trust dialog, by the screen: no hook fires for it
+    time.sleep(1.0)
+    agent.keys("Enter")
+    obs.wait_state("idle", timeout=30)
+    # a command that needs approval, then runs ~2 s
+    t0 = copilot_submit(agent, obs, "please run `python3 -c 'import time; time.sleep(2)'` now")
+    t_blocked = obs.wait_state("blocked", timeout=30)
+    agent.wait_text(COPILOT_SHELL, timeout=10)
+    time.sleep(1.0)
+    agent.keys("Enter")  # 1. Yes
+    t_idle = obs.wait_state("idle", timeout=40)
+    time.sleep(1.0)
+    log = obs.dump()
+    assert is_subsequence(["working", "blocked", "working", "idle"], obs.states(t0)), log
+    events = obs.report_events(t0)
+    assert is_subsequence(["userPromptSubmitted", "notification", "postToolUse", "agentStop"], events), log
+    assert any(rep.startswith("blocked ") and rep.endswith(":notification")
+               for _, _, _, rep in obs.entries(t0)), log
+    assert obs.entries()[-1][3].startswith("idle ") and obs.entries()[-1][3].endswith(":agentStop"), log
+    # the question form: blocked from the ask_user tool call; Esc dismisses it
+    t1 = copilot_submit(agent, obs, "let me choose between two designs for the cache layer first")
+    obs.wait_state("blocked", timeout=30)
+    time.sleep(1.0)
+    # preToolUse (ask_user) reports blocked, then the elicitation notification: the observer
+    # polls every 50 ms and may see only the second
+    assert any(rep.startswith("blocked ") and rep.endswith((":preToolUse", ":notification"))
+               for _, _, _, rep in obs.entries(t1)), obs.dump()
+    agent.keys("Escape")
+    obs.wait_state("idle", timeout=30)
+    time.sleep(1.0)
+    assert obs.current() == "idle", obs.dump()
+    # an approved command that fails (1.0.102 reports it with postToolUse, not the documented
+    # postToolUseFailure, which is hooked as well): the turn still reports its end
+    t2 = copilot_submit(agent, obs, "please run `python3 -c 'import sys; sys.exit(3)'` now")
+    obs.wait_state("blocked", timeout=30)
+    agent.wait_text(COPILOT_SHELL, timeout=10)
+    time.sleep(1.0)
+    agent.keys("Enter")
+    obs.wait_state("idle", timeout=40)
+    time.sleep(1.0)
+    failed = obs.report_events(t2)
+    assert is_subsequence(["notification", "agentStop"], failed), obs.dump()
+    assert obs.current() == "idle", obs.dump()
+    # --plugin-dir is for this run only: nothing of ours was written into the user's Copilot home
+    assert not [p for p in home.rglob("*") if p.is_file() and "tmux-agentstate" in p.read_text(errors="ignore")]
+    print(f"\ncopilot: blocked {t_blocked - t0:.2f}s after Enter on the prompt, idle at "
+          f"+{t_idle - t0:.2f}s\n{obs.dump()}")
 
 
 # -- context usage (@agentstate_context), from the files the CLIs write --------------------------

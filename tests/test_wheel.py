@@ -50,6 +50,22 @@ def test_the_wheel_ships_every_bundled_manifest(wheel_venv):
     assert names.split() == bundled
 
 
+def test_the_wheel_ships_the_copilot_plugin_launch_loads(wheel_venv):
+    """`launch copilot` passes --plugin-dir with a folder inside the installed package: it must
+    be there, with the hooks its plugin.json names (package data, easily left out)."""
+    venv, env, base = wheel_venv
+    out = _run(venv / "bin" / "python", "-c",
+               "import json; from tmux_agentstate.hooks import launch as l; "
+               "d = l.copilot_args([])[1]; import pathlib; p = pathlib.Path(d); "
+               "m = json.loads((p / 'plugin.json').read_text()); "
+               "print(d); print(sorted(json.loads((p / m['hooks']).read_text())['hooks']))",
+               env=env, cwd=base)
+    assert out.returncode == 0, out.stderr
+    where, events = out.stdout.splitlines()
+    assert str(venv) in where and str(ROOT) not in where
+    assert "notification" in events and "agentStop" in events
+
+
 def test_classify_from_the_wheel_one_fixture_per_agent(wheel_venv):
     venv, env, base = wheel_venv
     first: dict = {}

@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 # PostToolUseFailure: an approved command that exits non-zero fires it *instead of* PostToolUse
@@ -122,9 +123,23 @@ def codex_args(args: list[str], environ=None) -> list[str]:
     return extra + list(args)
 
 
+# Copilot CLI loads a plugin folder per run with `--plugin-dir` (repeatable, so the user's own
+# still load); ours is package data whose hooks.json names the events report.py maps. Its hook
+# commands are static text, so they find our interpreter through HOOK_PYTHON_ENV, which launch
+# sets. Copilot's permissionRequest is not hooked: it fires before Copilot's own rules, for
+# tools they then allow without asking; its notification hook says when a dialog is really up.
+COPILOT_PLUGIN = Path(__file__).resolve().with_name("copilot_plugin")
+HOOK_PYTHON_ENV = "AGENTSTATE_HOOK_PYTHON"
+
+
+def copilot_args(args: list[str]) -> list[str]:
+    return ["--plugin-dir", str(COPILOT_PLUGIN)] + list(args)
+
+
 # Other agents (Gemini CLI reads hooks from settings files only; pi loads extensions with -e)
 # are started as they are, with the identity hint: their screens and titles carry the state.
-BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args)}
+BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args),
+            "copilot": ("copilot", copilot_args)}
 
 
 def launch(agent: str, args: list[str]) -> NoReturn:
@@ -133,7 +148,7 @@ def launch(agent: str, args: list[str]) -> NoReturn:
     if exe is None:
         raise LaunchError(f"{program!r} is not on PATH")
     argv = [program, *build(args)]
-    env = dict(os.environ, AGENTSTATE_AGENT=agent)
+    env = dict(os.environ, AGENTSTATE_AGENT=agent, **{HOOK_PYTHON_ENV: sys.executable})
     sys.stdout.flush()
     sys.stderr.flush()
     os.execvpe(exe, argv, env)

@@ -65,6 +65,24 @@ def _gemini(event: str, payload: dict) -> str | None:
     return None
 
 
+def _copilot(event: str, payload: dict) -> str | None:
+    """Copilot CLI's plugin hooks (camelCase events, checked with 1.0.102)."""
+    if event in ("userPromptSubmitted", "postToolUse", "postToolUseFailure"):
+        return "working"
+    if event == "preToolUse":
+        # ask_user is the question form: nothing runs until the user answers
+        return "blocked" if payload.get("toolName") == "ask_user" else "working"
+    if event == "notification":
+        # also sent for a finished shell or an idle agent; these two are a dialog on screen
+        kind = payload.get("notification_type") or ""
+        return "blocked" if kind in ("permission_prompt", "elicitation_dialog") else None
+    if event == "agentStop":
+        return "idle"
+    if event == "sessionEnd":
+        return GONE
+    return None
+
+
 def _generic(event: str, payload: dict) -> str | None:
     e = event.lower()
     for state in ("blocked", "working", "idle"):
@@ -73,7 +91,7 @@ def _generic(event: str, payload: dict) -> str | None:
     return GONE if e in ("gone", "exit", "session_end") else None
 
 
-MAPPERS = {"claude": _claude, "codex": _codex, "gemini": _gemini}
+MAPPERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "copilot": _copilot}
 
 
 def state_for(agent: str, event: str, payload: dict) -> str | None:

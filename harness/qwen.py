@@ -29,7 +29,6 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
@@ -83,13 +82,8 @@ def install() -> None:
 
 
 @dataclass
-class Session:
-    name: str
-    rows: int
-    cols: int
-    project: str = "proj"
+class Session(common.Session):
     provider: bool = True      # OPENAI_* env set (else the provider screen)
-    run: Callable = None
     legacy_only: bool = False  # a session only the 0.1.x driver runs (its first-run dialogs)
     trust: bool = False        # security.folderTrust.enabled (0.1.4: the trust dialog at start)
 

@@ -347,20 +347,27 @@ def codex_start(server, ch: CodexHome, **env: str) -> AgentPane:
     return AgentPane(server, launch_argv("codex"), ch.env(**env), ch.proj, rows=30, cols=100)
 
 
-def codex_submit(agent: AgentPane, obs: Observer, text: str) -> float:
+def submit(agent: AgentPane, obs: Observer, text: str, started, per_try: float) -> float:
     """Type a prompt and make sure the turn started (an Enter right after start-up can be
-    swallowed): re-send Enter until the UserPromptSubmit hook or the working state shows."""
+    swallowed): re-send Enter until `started(mark)` holds, checked every 50 ms for `per_try`
+    seconds after each Enter. Returns when the typing began."""
     agent.type(text)
     t0 = time.time()
     for _ in range(4):
         mark = time.time()
         agent.keys("Enter")
-        end = mark + 4
+        end = mark + per_try
         while time.time() < end:
-            if "UserPromptSubmit" in obs.report_events(mark) or "working" in obs.states(mark):
+            if started(mark):
                 return t0
             time.sleep(0.05)
     raise AssertionError(f"prompt never submitted:\n{agent.screen()}\n{obs.dump()}")
+
+
+def codex_submit(agent: AgentPane, obs: Observer, text: str) -> float:
+    """Submitted once the UserPromptSubmit hook or the working state shows."""
+    return submit(agent, obs, text, per_try=4, started=lambda mark: (
+        "UserPromptSubmit" in obs.report_events(mark) or "working" in obs.states(mark)))
 
 
 def codex_command_turn(agent: AgentPane, obs: Observer) -> dict:
@@ -507,19 +514,10 @@ def copilot_launched(tmux_server, sidecar, tmp_path):
 
 
 def copilot_submit(agent: AgentPane, obs: Observer, text: str) -> float:
-    """Type a prompt at the idle input; Enter again until userPromptSubmitted is reported."""
+    """Type a prompt at the idle input; submitted once userPromptSubmitted is reported."""
     agent.wait_text(COPILOT_IDLE, timeout=60)
-    agent.type(text)
-    t0 = time.time()
-    for _ in range(4):
-        mark = time.time()
-        agent.keys("Enter")
-        end = mark + 5
-        while time.time() < end:
-            if "userPromptSubmitted" in obs.report_events(mark):
-                return t0
-            time.sleep(0.05)
-    raise AssertionError(f"prompt never submitted:\n{agent.screen()}\n{obs.dump()}")
+    return submit(agent, obs, text, per_try=5,
+                  started=lambda mark: "userPromptSubmitted" in obs.report_events(mark))
 
 
 @needs_copilot

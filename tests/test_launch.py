@@ -2,8 +2,12 @@
 test_real_agents.py)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
+
+import pytest
 
 from tmux_agentstate.hooks import launch
 from tmux_agentstate.hooks.report import GONE, state_for
@@ -105,3 +109,117 @@ def test_copilot_hook_command_records_on_its_pane_through_bash(tmux_server):
     assert tmux_server.option(pane, "@agentstate_report").startswith("idle ")
     run("sessionEnd", {"reason": "user_exit"})
     assert tmux_server.option(pane, "@agentstate_report") == ""
+
+
+# -- opencode and Kilo: the JS plugin `launch` names in *_CONFIG_CONTENT ---------------------------
+def test_opencode_and_kilo_get_the_plugin_through_their_config_content_variable():
+    for agent, name in (("opencode", "OPENCODE_CONFIG_CONTENT"), ("kilo", "KILO_CONFIG_CONTENT")):
+        env, warning = launch.plugin_config_env(agent, environ={})
+        assert warning is None and launch.OPENCODE_PLUGIN.is_file()
+        assert json.loads(env[name]) == {"plugin": [str(launch.OPENCODE_PLUGIN)]}
+
+
+def test_a_users_own_config_content_is_merged_into_not_replaced():
+    name = "KILO_CONFIG_CONTENT"
+    theirs = {"model": "mine/m", "plugin": ["file:///home/me/p.js"], "permission": {"bash": "ask"}}
+    env, warning = launch.plugin_config_env("kilo", environ={name: json.dumps(theirs)})
+    merged = json.loads(env[name])
+    assert warning is None
+    assert merged == {**theirs, "plugin": ["file:///home/me/p.js", str(launch.OPENCODE_PLUGIN)]}
+    again, _ = launch.plugin_config_env("kilo", environ={name: env[name]})  # a nested launch
+    assert json.loads(again[name])["plugin"].count(str(launch.OPENCODE_PLUGIN)) == 1
+
+
+def test_a_config_content_we_cannot_read_is_left_as_it_is_with_one_line():
+    for bad in ("{not json", "[1, 2]", '{"plugin": "one.js"}', '"text"'):
+        env, warning = launch.plugin_config_env("opencode", environ={"OPENCODE_CONFIG_CONTENT": bad})
+        assert env == {}, bad  # launch leaves the user's value in place: their config still loads
+        assert "OPENCODE_CONFIG_CONTENT" in warning and "\n" not in warning
+
+
+def test_opencode_events_map_to_states():
+    for agent in ("opencode", "kilo"):
+        def s(event, **payload):
+            return state_for(agent, event, {"type": event, **payload})
+        assert s("chat.message", sessionID="ses_1") == "working"
+        assert s("session.status", status={"type": "busy"}) == "working"
+        assert s("session.status", status={"type": "retry", "attempt": 2}) == "working"
+        assert s("session.status", status={"type": "idle"}) == "idle"
+        assert s("session.status", status="busy") is None  # not the shape we know: nothing
+        assert s("permission.asked", permission="bash", metadata={"command": "ls"}) == "blocked"
+        assert s("question.asked", questions=[]) == "blocked"
+        assert s("permission.replied", reply="once") == "working"
+        assert s("question.rejected") == "working"
+        assert s("session.idle") == "idle"
+        assert s("session.error", error={"name": "MessageAbortedError"}) is None
+        assert s("dispose") == GONE
+        assert s("message.part.delta") is None
+
+
+# The plugin under node, as the CLIs load it: an ES module whose exported function returns the
+# hooks; AGENTSTATE_HOOK_PYTHON points at a recorder that logs each report's argv and stdin.
+PLUGIN_DRIVER = r"""
+const mod = await import(process.argv[2])
+const hooks = await mod.default({}, undefined)
+const ev = (type, properties) => hooks.event({ event: { type, properties } })
+await hooks.event(null); await hooks.event({}); await hooks.event({ event: { type: 7 } })
+await hooks["chat.message"]({ sessionID: "ses_main" }, {})
+await ev("session.status", { sessionID: "ses_main", status: { type: "busy" } })
+await ev("session.status", { sessionID: "ses_main", status: { type: "busy" } })
+await ev("message.part.delta", { sessionID: "ses_main", delta: "tok" })
+await ev("session.created", { info: { id: "ses_child", parentID: "ses_main" } })
+await ev("session.status", { sessionID: "ses_child", status: { type: "busy" } })
+await ev("session.idle", { sessionID: "ses_child" })
+await ev("permission.asked", { sessionID: "ses_main", permission: "bash", metadata: { command: "ls" } })
+await ev("permission.replied", { sessionID: "ses_main", reply: "once" })
+await ev("session.status", { sessionID: "ses_main", status: { type: "idle" } })
+await ev("session.idle", { sessionID: "ses_main" })
+await new Promise((r) => setTimeout(r, 3000))
+await hooks.dispose()
+await ev("session.error", { sessionID: "ses_main" })  // after dispose: never sent
+"""
+RECORDER = """#!/bin/sh
+printf '%s %s\\n' "$*" "$(cat)" >> "$RECORD"
+"""
+
+
+def _node():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (scripts/install-agents needs it too)")
+    return node
+
+
+def test_the_opencode_plugin_under_node_reports_in_order_and_skips_sub_agents(tmp_path):
+    node = _node()
+    recorder, record = tmp_path / "python", tmp_path / "record.txt"
+    recorder.write_text(RECORDER)
+    recorder.chmod(0o755)
+    (tmp_path / "driver.mjs").write_text(PLUGIN_DRIVER)
+    env = dict(os.environ, AGENTSTATE_HOOK_PYTHON=str(recorder), AGENTSTATE_AGENT="kilo",
+               RECORD=str(record))
+    res = subprocess.run([node, str(tmp_path / "driver.mjs"), launch.OPENCODE_PLUGIN.as_uri()],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert (res.returncode, res.stderr) == (0, "")
+    deadline = time.time() + 10
+    while time.time() < deadline and "dispose" not in record.read_text():
+        time.sleep(0.1)
+    rows = [line.split(" ", 4) for line in record.read_text().splitlines()]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("-m", "tmux_agentstate.hook", "kilo")] * len(rows)
+    assert [r[3] for r in rows] == ["chat.message", "session.status", "permission.asked",
+                                    "permission.replied", "session.status", "session.idle",
+                                    "dispose"]
+    payloads = [json.loads(r[4]) for r in rows]
+    assert all(p.get("sessionID", "ses_main") == "ses_main" for p in payloads)  # no sub-agent's
+    assert payloads[2]["metadata"] == {"command": "ls"} and payloads[4]["status"] == {"type": "idle"}
+
+
+def test_the_opencode_plugin_does_nothing_without_the_launch_variable(tmp_path):
+    node = _node()
+    record = tmp_path / "record.txt"
+    (tmp_path / "driver.mjs").write_text(PLUGIN_DRIVER)
+    env = {k: v for k, v in os.environ.items() if k != launch.HOOK_PYTHON_ENV}
+    res = subprocess.run([node, str(tmp_path / "driver.mjs"), launch.OPENCODE_PLUGIN.as_uri()],
+                         capture_output=True, text=True, env={**env, "RECORD": str(record)},
+                         timeout=60)
+    assert (res.returncode, res.stderr, record.exists()) == (0, "", False)

@@ -136,8 +136,37 @@ def copilot_args(args: list[str]) -> list[str]:
     return ["--plugin-dir", str(COPILOT_PLUGIN)] + list(args)
 
 
-# Other agents (Gemini CLI reads hooks from settings files only; pi loads extensions with -e)
-# are started as they are, with the identity hint: their screens and titles carry the state.
+# opencode and Kilo load JS plugins named in their config; OPENCODE_CONFIG_CONTENT /
+# KILO_CONFIG_CONTENT is one more config, merged over the user's files, so their own plugins
+# and providers still load. One value only: a user's own is merged into, never replaced.
+OPENCODE_PLUGIN = Path(__file__).resolve().with_name("opencode_plugin") / "agentstate.js"
+CONFIG_CONTENT_ENV = {"opencode": "OPENCODE_CONFIG_CONTENT", "kilo": "KILO_CONFIG_CONTENT"}
+
+
+def plugin_config_env(agent: str, environ=None) -> tuple[dict[str, str], str | None]:
+    """({variable: value} to set, or {}; a one-line warning when the plugin cannot be added)."""
+    environ = os.environ if environ is None else environ
+    name = CONFIG_CONTENT_ENV[agent]
+    if not OPENCODE_PLUGIN.is_file():  # the CLIs skip a missing plugin file without a word
+        return {}, f"{OPENCODE_PLUGIN} is missing: {agent} starts without its state plugin"
+    config: object = {}
+    if (environ.get(name) or "").strip():
+        try:
+            config = json.loads(environ[name])
+        except ValueError:
+            config = None
+    plugins = config.get("plugin", []) if isinstance(config, dict) else None
+    if not isinstance(plugins, list):
+        return {}, (f"${name} is not a JSON object with a plugin list; {agent} starts with it as "
+                    f"it is, without the state plugin")
+    if str(OPENCODE_PLUGIN) not in plugins:
+        plugins = plugins + [str(OPENCODE_PLUGIN)]
+    return {name: json.dumps({**config, "plugin": plugins}, separators=(",", ":"))}, None
+
+
+# Other agents (Gemini CLI reads hooks from settings files only; pi loads extensions with -e;
+# Cline's --hooks-dir is read by nothing in 3.0.65) are started as they are, with the identity
+# hint: their screens and titles carry the state.
 BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args),
             "copilot": ("copilot", copilot_args)}
 
@@ -149,6 +178,11 @@ def launch(agent: str, args: list[str]) -> NoReturn:
         raise LaunchError(f"{program!r} is not on PATH")
     argv = [program, *build(args)]
     env = dict(os.environ, AGENTSTATE_AGENT=agent, **{HOOK_PYTHON_ENV: sys.executable})
+    if agent in CONFIG_CONTENT_ENV:
+        extra, warning = plugin_config_env(agent)
+        env.update(extra)
+        if warning:
+            print(f"tmux-agentstate launch: {warning}", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execvpe(exe, argv, env)

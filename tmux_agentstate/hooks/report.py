@@ -83,6 +83,24 @@ def _copilot(event: str, payload: dict) -> str | None:
     return None
 
 
+def _opencode(event: str, payload: dict) -> str | None:
+    """opencode's and Kilo's bus events, sent by hooks/opencode_plugin/agentstate.js (checked
+    with opencode 1.18.33 and Kilo 7.7.7)."""
+    if event in ("permission.asked", "question.asked"):
+        return "blocked"
+    if event in ("chat.message", "permission.replied", "question.replied", "question.rejected"):
+        return "working"  # a reject or dismissal ends the turn: session.idle follows
+    if event == "session.status":
+        status = payload.get("status")
+        kind = status.get("type") if isinstance(status, dict) else None
+        return {"busy": "working", "retry": "working", "idle": "idle"}.get(kind)
+    if event == "session.idle":
+        return "idle"
+    if event == "dispose":  # the TUI quits; no session.deleted comes
+        return GONE
+    return None  # session.error: an interrupt or a failed turn, its idle follows
+
+
 def _generic(event: str, payload: dict) -> str | None:
     e = event.lower()
     for state in ("blocked", "working", "idle"):
@@ -91,7 +109,8 @@ def _generic(event: str, payload: dict) -> str | None:
     return GONE if e in ("gone", "exit", "session_end") else None
 
 
-MAPPERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "copilot": _copilot}
+MAPPERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "copilot": _copilot,
+           "opencode": _opencode, "kilo": _opencode}
 
 
 def state_for(agent: str, event: str, payload: dict) -> str | None:

@@ -1,7 +1,8 @@
-"""End to end with the REAL agent CLIs (Claude Code 2.1.332, Codex 0.171.0, Copilot CLI 1.0.102)
-against the offline mock model servers in harness/, launched through `tmux-agentstate launch` in
-a private tmux server, with the sidecar watching. Skipped only when a CLI is not installed where the harness
-keeps it (`scripts/install-agents` installs them).
+"""End to end with the REAL agent CLIs (Claude Code 2.1.332, Codex 0.171.0, Copilot CLI 1.0.102,
+opencode 1.18.33, Kilo Code CLI 7.7.7) against the offline mock model servers in harness/,
+launched through `tmux-agentstate launch` in a private tmux server, with the sidecar watching.
+Skipped only when a CLI is not installed where the harness keeps it (`scripts/install-agents`
+installs them).
 
 Each test records what the sidecar published by polling the pane's options every 50 ms, so a
 failure shows the whole sequence (state, source, the hook's last report).
@@ -35,6 +36,8 @@ def _harness(name: str):
 hclaude = _harness("claude")
 hcodex = _harness("codex")
 hcopilot = _harness("copilot")
+hopencode = _harness("opencode")
+hkilo = _harness("kilo")
 hcommon = sys.modules["common"]  # the harness's shared module, imported by the drivers
 
 INSTALL = "run scripts/install-agents"
@@ -47,6 +50,9 @@ needs_codex = pytest.mark.skipif(
 needs_copilot = pytest.mark.skipif(
     not hcopilot.COPILOT.bin.exists(),
     reason=f"Copilot CLI {hcopilot.COPILOT.version} is not installed in {hcopilot.COPILOT.prefix} ({INSTALL})")
+
+OPENCODE_FAMILY = {"opencode": (hopencode.OC_BIN, hopencode.VERSION, ".config/opencode/opencode.json"),
+                   "kilo": (hkilo.KILO.bin, hkilo.KILO.version, ".config/kilo/kilo.json")}
 
 INTERVAL = 0.3
 CLAUDE_DIALOG = "Do you want to proceed?"
@@ -571,6 +577,96 @@ def test_copilot_launch_plugin_hooks_report_blocked_working_idle(copilot_launche
     assert not [p for p in home.rglob("*") if p.is_file() and "tmux-agentstate" in p.read_text(errors="ignore")]
     print(f"\ncopilot: blocked {t_blocked - t0:.2f}s after Enter on the prompt, idle at "
           f"+{t_idle - t0:.2f}s\n{obs.dump()}")
+
+
+# -- opencode and Kilo Code CLI: the JS plugin launch names in *_CONFIG_CONTENT --------------------
+OPENCODE_IDLE = "ctrl+p commands"
+USER_PLUGIN = """import { appendFileSync } from "node:fs"
+export default async () => { appendFileSync(process.env.USER_PLUGIN_MARK, "loaded\\n"); return {} }
+"""
+
+
+@pytest.fixture(params=sorted(OPENCODE_FAMILY))
+def opencode_family_launched(request, tmux_server, sidecar, tmp_path):
+    """opencode 1.18.33 or Kilo 7.7.7 through `launch`, against the OpenAI mock, with a user
+    config of their own (the mock provider, bash: ask, and a plugin of the user's)."""
+    agent = request.param
+    binary, version, config = OPENCODE_FAMILY[agent]
+    if not binary.exists():
+        pytest.skip(f"{agent} {version} is not installed in {binary.parents[2]} ({INSTALL})")
+    mock = hcommon.Mock("mock_openai.py", tmp_path / "requests.jsonl", slow=5, delay=5)
+    base = hcommon.AGENTS / f"test-{agent}-{os.getpid()}-{int(time.time() * 1000) % 10**8}"
+    home, proj = base / "home", base / "proj"
+    hopencode.make_dirs(hopencode.SESSIONS[0], home, proj, mock.port, config=config)
+    settings = json.loads((home / config).read_text())
+    (base / "user-plugin.mjs").write_text(USER_PLUGIN)
+    settings["plugin"] = [(base / "user-plugin.mjs").as_uri()]
+    (home / config).write_text(json.dumps(settings, indent=2))
+    env = {"HOME": str(home), "TERM": "tmux-256color", "LANG": "C.UTF-8",
+           "USER_PLUGIN_MARK": str(base / "user-plugin.mark"), "PATH": agent_path(binary.parent)}
+    sidecar(interval=INTERVAL).start()
+    agent_pane = AgentPane(tmux_server, launch_argv(agent), env, proj, rows=36, cols=120)
+    tmux_server.cmd("set-option", "-p", "-t", agent_pane.pane, "remain-on-exit", "on")
+    obs = Observer(tmux_server, agent_pane.pane)
+    try:
+        yield agent, agent_pane, obs, base, (home / config)
+    finally:
+        obs.stop()
+        tmux_server.kill()
+        hcommon.kill_pids(hcommon.pids_naming(str(home)))
+        mock.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_opencode_and_kilo_launch_plugin_reports_blocked_working_idle_gone(opencode_family_launched):
+    agent, pane, obs, base, config = opencode_family_launched
+    config_before = config.read_text()
+    pane.wait_text(OPENCODE_IDLE, timeout=90)
+    obs.wait_state("idle", timeout=20)
+
+    def send(text: str) -> float:
+        pane.wait_text(OPENCODE_IDLE, timeout=60)
+        return submit(pane, obs, text, per_try=6,
+                      started=lambda mark: "chat.message" in obs.report_events(mark))
+
+    # a shell command that needs approval, approved once (Enter on "Allow once")
+    t0 = send("Please run `sleep 2 && ls` for me")
+    pane.wait_text("Permission required", timeout=30)
+    obs.wait_state("blocked", timeout=10)
+    time.sleep(1.0)
+    pane.keys("Enter")
+    obs.wait_state("working", timeout=10)
+    obs.wait_state("idle", timeout=40)
+    time.sleep(1.0)
+    log = obs.dump()
+    assert is_subsequence(["working", "blocked", "working", "idle"], obs.states(t0)), log
+    assert is_subsequence(["chat.message", "permission.asked", "permission.replied", "session.idle"],
+                          obs.report_events(t0)), log
+    assert any(rep.startswith("blocked ") and rep.endswith(f"hook:{agent}:permission.asked")
+               for _, _, _, rep in obs.entries(t0)), log
+    # the question tool, dismissed with Esc
+    t1 = send("Ask me which option I prefer for the change")
+    pane.wait_text("esc dismiss", timeout=30)
+    obs.wait_state("blocked", timeout=10)
+    time.sleep(1.0)
+    pane.keys("Escape")
+    obs.wait_state("idle", timeout=30)
+    time.sleep(1.0)
+    assert is_subsequence(["question.asked", "question.rejected"], obs.report_events(t1)), obs.dump()
+    assert obs.current() == "idle", obs.dump()
+    # quitting: the plugin's dispose clears the report; the pane stays (remain-on-exit)
+    pane.keys("/exit")
+    time.sleep(0.5)
+    pane.keys("Enter")
+    deadline = time.time() + 20
+    while time.time() < deadline and obs.entries()[-1][3] != "":
+        time.sleep(0.1)
+    assert obs.entries()[-1][3] == "", obs.dump()
+    # the user's own plugin loaded too, and nothing of ours was written into their config
+    assert (base / "user-plugin.mark").read_text().startswith("loaded"), "the user's plugin did not load"
+    assert config.read_text() == config_before
+    assert not [p for p in (base / "home").rglob("*") if p.is_file() and p.stat().st_size < 10**6
+                and "tmux_agentstate" in p.read_text(errors="ignore")]
 
 
 # -- context usage (@agentstate_context), from the files the CLIs write --------------------------

@@ -50,20 +50,24 @@ def test_the_wheel_ships_every_bundled_manifest(wheel_venv):
     assert names.split() == bundled
 
 
-def test_the_wheel_ships_the_copilot_plugin_launch_loads(wheel_venv):
-    """`launch copilot` passes --plugin-dir with a folder inside the installed package: it must
-    be there, with the hooks its plugin.json names (package data, easily left out)."""
+def test_the_wheel_ships_the_plugins_launch_loads(wheel_venv):
+    """`launch copilot` passes --plugin-dir, `launch opencode|kilo` a JS file, both inside the
+    installed package: they must be there (package data, easily left out)."""
     venv, env, base = wheel_venv
     out = _run(venv / "bin" / "python", "-c",
-               "import json; from tmux_agentstate.hooks import launch as l; "
-               "d = l.copilot_args([])[1]; import pathlib; p = pathlib.Path(d); "
+               "import json, pathlib; from tmux_agentstate.hooks import launch as l; "
+               "p = pathlib.Path(l.copilot_args([])[1]); "
                "m = json.loads((p / 'plugin.json').read_text()); "
-               "print(d); print(sorted(json.loads((p / m['hooks']).read_text())['hooks']))",
+               "print(p); print(sorted(json.loads((p / m['hooks']).read_text())['hooks'])); "
+               "e, w = l.plugin_config_env('kilo', {}); print(json.loads(e['KILO_CONFIG_CONTENT'])['plugin'][0]); print(w)",
                env=env, cwd=base)
     assert out.returncode == 0, out.stderr
-    where, events = out.stdout.splitlines()
-    assert str(venv) in where and str(ROOT) not in where
+    copilot, events, js, warning = out.stdout.splitlines()
+    for where in (copilot, js):
+        assert str(venv) in where and str(ROOT) not in where
     assert "notification" in events and "agentStop" in events
+    assert js.endswith("agentstate.js") and "export default" in Path(js).read_text()
+    assert warning == "None"
 
 
 def test_classify_from_the_wheel_one_fixture_per_agent(wheel_venv):

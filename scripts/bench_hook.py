@@ -13,6 +13,12 @@
         time until tmux shows the permission dialog and until `@agentstate` is `blocked`;
         launched through `tmux-agentstate launch claude` (hooks) and as plain `claude` with
         AGENTSTATE_AGENT unset (identity by process, screen only), side by side.
+
+    .venv/bin/python scripts/bench_hook.py plugin [--runs 50]
+        the JS plugin `launch opencode|kilo` loads (hooks/opencode_plugin/agentstate.js), under
+        node as the CLIs load it, onto a real pane of a private tmux server: the time its event
+        hook takes in the host (what the agent's own loop pays) and from the event to
+        `@agentstate_report` on the pane, alternating permission.asked / permission.replied
 """
 from __future__ import annotations
 
@@ -70,6 +76,65 @@ def bench_hook(runs: int) -> int:
         print(f"  last report on the pane: {report!r}")
     finally:
         srv.kill()
+    return 0
+
+
+# -- the opencode / Kilo plugin ------------------------------------------------------------------
+PLUGIN_DRIVER = r"""
+import { createInterface } from "node:readline"
+const hooks = await (await import(process.argv[2])).default({}, undefined)
+for await (const line of createInterface({ input: process.stdin })) {
+  const type = line.trim()
+  const t = performance.now()
+  await hooks.event({ event: { type, properties: { sessionID: "ses_bench", permission: "bash" } } })
+  console.log((performance.now() - t).toFixed(3))
+}
+"""
+
+
+def bench_plugin(runs: int) -> int:
+    import shutil
+    import tempfile
+
+    from conftest import TmuxServer
+    from tmux_agentstate.hooks.launch import HOOK_PYTHON_ENV, OPENCODE_PLUGIN
+    node = shutil.which("node")
+    if node is None:
+        print("node is not installed", file=sys.stderr)
+        return 2
+    base = Path(tempfile.mkdtemp(prefix="agentstate-bench-plugin-"))
+    (base / "driver.mjs").write_text(PLUGIN_DRIVER)
+    srv = TmuxServer(f"agentstate-bench-plugin-{os.getpid()}")
+    try:
+        pane = srv.new_pane("sleep 600")
+        env = dict(os.environ, TMUX=f"{srv.tmux.socket()},1,0", TMUX_PANE=pane,
+                   AGENTSTATE_AGENT="kilo", **{HOOK_PYTHON_ENV: sys.executable})
+        proc = subprocess.Popen([node, str(base / "driver.mjs"), OPENCODE_PLUGIN.as_uri()],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        in_host, to_pane = [], []
+        for i in range(runs + 3):  # the first three warm the page cache
+            event, want = (("permission.asked", "blocked") if i % 2 == 0
+                           else ("permission.replied", "working"))
+            t = time.perf_counter()
+            proc.stdin.write(event + "\n")
+            proc.stdin.flush()
+            spent = float(proc.stdout.readline()) / 1000
+            while not srv.option(pane, "@agentstate_report").startswith(want + " "):
+                if time.perf_counter() - t > 10:
+                    raise SystemExit(f"{event}: never recorded")
+                time.sleep(0.002)
+            if i >= 3:
+                in_host.append(spent)
+                to_pane.append(time.perf_counter() - t)
+        proc.stdin.close()
+        proc.wait(10)
+        print(f"plugin {OPENCODE_PLUGIN.name} under node {subprocess.run([node, '--version'], capture_output=True, text=True).stdout.strip()}, "
+              f"{runs} events (permission.asked / permission.replied in turn)")
+        print(f"  in the host's event hook:    {_ms(in_host)}")
+        print(f"  event → @agentstate_report:  {_ms(to_pane)}  (a python start, tmux set-option)")
+    finally:
+        srv.kill()
+        shutil.rmtree(base, ignore_errors=True)
     return 0
 
 
@@ -174,7 +239,11 @@ def main(argv=None) -> int:
     p = sub.add_parser("prompt", help="real Claude: dialog drawn → blocked, launch vs plain")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--interval", type=float, default=0.7, help="sidecar sweep (default 0.7, the default)")
+    g = sub.add_parser("plugin", help="the opencode/Kilo JS plugin: host cost, event → report")
+    g.add_argument("--runs", type=int, default=50)
     a = ap.parse_args(argv)
+    if a.cmd == "plugin":
+        return bench_plugin(a.runs)
     return bench_hook(a.runs) if a.cmd == "hook" else bench_prompt(a.runs, a.interval)
 
 

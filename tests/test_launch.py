@@ -169,6 +169,8 @@ await ev("session.status", { sessionID: "ses_main", status: { type: "busy" } })
 await ev("message.part.delta", { sessionID: "ses_main", delta: "tok" })
 await ev("session.created", { info: { id: "ses_child", parentID: "ses_main" } })
 await ev("session.status", { sessionID: "ses_child", status: { type: "busy" } })
+await ev("permission.asked", { sessionID: "ses_child", permission: "edit" })
+await ev("permission.replied", { sessionID: "ses_child", reply: "once" })
 await ev("session.idle", { sessionID: "ses_child" })
 await ev("permission.asked", { sessionID: "ses_main", permission: "bash", metadata: { command: "ls" } })
 await ev("permission.replied", { sessionID: "ses_main", reply: "once" })
@@ -190,7 +192,7 @@ def _node():
     return node
 
 
-def test_the_opencode_plugin_under_node_reports_in_order_and_skips_sub_agents(tmp_path):
+def test_the_opencode_plugin_under_node_reports_in_order_and_a_sub_agents_dialogs_only(tmp_path):
     node = _node()
     recorder, record = tmp_path / "python", tmp_path / "record.txt"
     recorder.write_text(RECORDER)
@@ -206,12 +208,15 @@ def test_the_opencode_plugin_under_node_reports_in_order_and_skips_sub_agents(tm
         time.sleep(0.1)
     rows = [line.split(" ", 4) for line in record.read_text().splitlines()]
     assert [(r[0], r[1], r[2]) for r in rows] == [("-m", "tmux_agentstate.hook", "kilo")] * len(rows)
+    # a sub-agent's dialog is on the pane's screen: sent; its busy and idle are not the pane's
     assert [r[3] for r in rows] == ["chat.message", "session.status", "permission.asked",
+                                    "permission.replied", "permission.asked",
                                     "permission.replied", "session.status", "session.idle",
                                     "dispose"]
     payloads = [json.loads(r[4]) for r in rows]
-    assert all(p.get("sessionID", "ses_main") == "ses_main" for p in payloads)  # no sub-agent's
-    assert payloads[2]["metadata"] == {"command": "ls"} and payloads[4]["status"] == {"type": "idle"}
+    assert [p.get("sessionID") for p in payloads] == ["ses_main"] * 2 + ["ses_child"] * 2 + [
+        "ses_main"] * 4 + [None]
+    assert payloads[4]["metadata"] == {"command": "ls"} and payloads[6]["status"] == {"type": "idle"}
 
 
 def test_the_opencode_plugin_does_nothing_without_the_launch_variable(tmp_path):

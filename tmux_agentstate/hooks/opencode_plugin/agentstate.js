@@ -74,7 +74,7 @@ function report(agent, event, payload, last = false) {
 
 export const AgentstatePlugin = async () => {
   const agent = process.env.AGENTSTATE_AGENT || "opencode"
-  const children = new Set() // sub-agent sessions (task tool): their idle is not the pane's
+  const children = new Set() // sub-agent sessions (task tool)
   const lastStatus = new Map() // sessionID → the last session.status type sent
   return {
     event: async (arg) => {
@@ -88,7 +88,10 @@ export const AgentstatePlugin = async () => {
           if (info.parentID && info.id) children.add(info.id)
           return
         }
-        if (!FORWARD.has(type) || children.has(props.sessionID)) return
+        if (!FORWARD.has(type)) return
+        // a sub-agent's turn ending is not the pane's; its permission or question is: the
+        // dialog is on the pane's screen all the same
+        if (type.startsWith("session.") && children.has(props.sessionID)) return
         if (type === "session.status") {
           const status = props.status && props.status.type
           if (lastStatus.get(props.sessionID) === status) return // busy → busy per step
@@ -100,7 +103,6 @@ export const AgentstatePlugin = async () => {
     // the user's prompt reached the agent: its turn starts
     "chat.message": async (input) => {
       try {
-        if (input && children.has(input.sessionID)) return
         report(agent, "chat.message", { type: "chat.message", sessionID: input?.sessionID })
       } catch {}
     },

@@ -50,6 +50,13 @@ def test_copilot_launch_adds_our_plugin_folder_before_the_users_args():
     assert plugin["name"] == "tmux-agentstate" and hooks["version"] == 1
 
 
+def test_copilot_without_its_plugin_folder_starts_as_it_is_with_one_line(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(launch, "COPILOT_PLUGIN", tmp_path / "gone")
+    assert launch.copilot_args(["--model", "x"]) == ["--model", "x"]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "copilot starts without its state plugin" in err
+
+
 def test_copilot_plugin_hooks_every_event_the_mapper_reads_and_only_those():
     _, hooks = _copilot_plugin()
     mapped = {e for e in hooks["hooks"]
@@ -135,6 +142,12 @@ def test_a_config_content_we_cannot_read_is_left_as_it_is_with_one_line():
         env, warning = launch.plugin_config_env("opencode", environ={"OPENCODE_CONFIG_CONTENT": bad})
         assert env == {}, bad  # launch leaves the user's value in place: their config still loads
         assert "OPENCODE_CONFIG_CONTENT" in warning and "\n" not in warning
+
+
+def test_without_the_plugin_file_opencode_starts_as_it_is(monkeypatch, tmp_path):
+    monkeypatch.setattr(launch, "OPENCODE_PLUGIN", tmp_path / "agentstate.js")
+    env, warning = launch.plugin_config_env("kilo", environ={"KILO_CONFIG_CONTENT": '{"plugin": []}'})
+    assert env == {} and "kilo starts without its state plugin" in warning
 
 
 def test_opencode_events_map_to_states():

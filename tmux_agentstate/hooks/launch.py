@@ -133,7 +133,14 @@ HOOK_PYTHON_ENV = "AGENTSTATE_HOOK_PYTHON"
 
 
 def copilot_args(args: list[str]) -> list[str]:
+    if not (COPILOT_PLUGIN / "plugin.json").is_file():  # a broken install: start it as it is
+        warn(f"{COPILOT_PLUGIN} is missing: copilot starts without its state plugin")
+        return list(args)
     return ["--plugin-dir", str(COPILOT_PLUGIN)] + list(args)
+
+
+def warn(line: str) -> None:
+    print(f"tmux-agentstate launch: {line}", file=sys.stderr)
 
 
 # opencode and Kilo load JS plugins named in their config; OPENCODE_CONFIG_CONTENT /
@@ -182,7 +189,7 @@ def launch(agent: str, args: list[str]) -> NoReturn:
         extra, warning = plugin_config_env(agent)
         env.update(extra)
         if warning:
-            print(f"tmux-agentstate launch: {warning}", file=sys.stderr)
+            warn(warning)
     sys.stdout.flush()
     sys.stderr.flush()
     os.execvpe(exe, argv, env)

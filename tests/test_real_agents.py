@@ -491,6 +491,16 @@ COPILOT_SHELL = "Do you want to run this command?"
 COPILOT_IDLE = "Interactive ·"  # the idle footer
 
 
+def tear_down(obs: Observer, server, home: Path, mock, base: Path) -> None:
+    """After an npm agent's run: the observer, the server, every process naming the run's HOME
+    (never by process name), the mock and the run's folder."""
+    obs.stop()
+    server.kill()
+    hcommon.kill_pids(hcommon.pids_naming(str(home)))
+    mock.close()
+    shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture
 def copilot_launched(tmux_server, sidecar, tmp_path):
     """The real Copilot CLI through `launch copilot` in BYOK offline mode against the OpenAI
@@ -512,11 +522,7 @@ def copilot_launched(tmux_server, sidecar, tmp_path):
     try:
         yield agent, obs, home
     finally:
-        obs.stop()
-        tmux_server.kill()
-        hcommon.kill_pids(hcommon.pids_naming(str(home)))
-        mock.close()
-        shutil.rmtree(base, ignore_errors=True)
+        tear_down(obs, tmux_server, home, mock, base)
 
 
 def copilot_submit(agent: AgentPane, obs: Observer, text: str) -> float:
@@ -611,11 +617,7 @@ def opencode_family_launched(request, tmux_server, sidecar, tmp_path):
     try:
         yield agent, agent_pane, obs, base, (home / config)
     finally:
-        obs.stop()
-        tmux_server.kill()
-        hcommon.kill_pids(hcommon.pids_naming(str(home)))
-        mock.close()
-        shutil.rmtree(base, ignore_errors=True)
+        tear_down(obs, tmux_server, home, mock, base)
 
 
 def test_opencode_and_kilo_launch_plugin_reports_blocked_working_idle_gone(opencode_family_launched):

@@ -119,6 +119,18 @@ class Observer:
                 out.append(event)
         return out
 
+    def reported_since(self, mark: float) -> bool:
+        """A hook report stamped at or after `mark` was seen (its own timestamp, so it holds even
+        when a second report replaced the first within one 50 ms poll)."""
+        for _, _, _, report in self.entries(mark):
+            parts = report.split()
+            try:
+                if len(parts) > 2 and float(parts[1]) >= mark:
+                    return True
+            except ValueError:
+                continue
+        return False
+
     def current(self) -> str:
         e = self.entries()
         return e[-1][1] if e else ""
@@ -529,7 +541,7 @@ def copilot_submit(agent: AgentPane, obs: Observer, text: str) -> float:
     """Type a prompt at the idle input; submitted once userPromptSubmitted is reported."""
     agent.wait_text(COPILOT_IDLE, timeout=60)
     return submit(agent, obs, text, per_try=5,
-                  started=lambda mark: "userPromptSubmitted" in obs.report_events(mark))
+                  started=obs.reported_since)
 
 
 @needs_copilot
@@ -551,7 +563,8 @@ def test_copilot_launch_plugin_hooks_report_blocked_working_idle(copilot_launche
     log = obs.dump()
     assert is_subsequence(["working", "blocked", "working", "idle"], obs.states(t0)), log
     events = obs.report_events(t0)
-    assert is_subsequence(["userPromptSubmitted", "notification", "postToolUse", "agentStop"], events), log
+    # (userPromptSubmitted and preToolUse can come within one 50 ms poll: the first is not required)
+    assert is_subsequence(["notification", "postToolUse", "agentStop"], events), log
     assert any(rep.startswith("blocked ") and rep.endswith(":notification")
                for _, _, _, rep in obs.entries(t0)), log
     assert obs.entries()[-1][3].startswith("idle ") and obs.entries()[-1][3].endswith(":agentStop"), log
@@ -629,7 +642,7 @@ def test_opencode_and_kilo_launch_plugin_reports_blocked_working_idle_gone(openc
     def send(text: str) -> float:
         pane.wait_text(OPENCODE_IDLE, timeout=60)
         return submit(pane, obs, text, per_try=6,
-                      started=lambda mark: "chat.message" in obs.report_events(mark))
+                      started=obs.reported_since)
 
     # a shell command that needs approval, approved once (Enter on "Allow once")
     t0 = send("Please run `sleep 2 && ls` for me")
@@ -642,7 +655,8 @@ def test_opencode_and_kilo_launch_plugin_reports_blocked_working_idle_gone(openc
     time.sleep(1.0)
     log = obs.dump()
     assert is_subsequence(["working", "blocked", "working", "idle"], obs.states(t0)), log
-    assert is_subsequence(["chat.message", "permission.asked", "permission.replied", "session.idle"],
+    # (chat.message and the first session.status come within one 50 ms poll: not required)
+    assert is_subsequence(["permission.asked", "permission.replied", "session.idle"],
                           obs.report_events(t0)), log
     assert any(rep.startswith("blocked ") and rep.endswith(f"hook:{agent}:permission.asked")
                for _, _, _, rep in obs.entries(t0)), log
@@ -654,7 +668,10 @@ def test_opencode_and_kilo_launch_plugin_reports_blocked_working_idle_gone(openc
     pane.keys("Escape")
     obs.wait_state("idle", timeout=30)
     time.sleep(1.0)
-    assert is_subsequence(["question.asked", "question.rejected"], obs.report_events(t1)), obs.dump()
+    # question.rejected and the turn's idle can come within one poll: either ends the sequence
+    dismissed = obs.report_events(t1)
+    assert "question.asked" in dismissed and "question.replied" not in dismissed, obs.dump()
+    assert dismissed[-1] in ("question.rejected", "session.status", "session.idle"), obs.dump()
     assert obs.current() == "idle", obs.dump()
     # quitting: the plugin's dispose clears the report; the pane stays (remain-on-exit)
     pane.keys("/exit")

@@ -31,16 +31,14 @@ def test_live_agent_working_blocked_working_idle(tmux_server, sidecar, tmp_path,
         time.sleep(0.05)
     changes = [(float(t), s) for t, s in (l.split() for l in truth.read_text().splitlines())]
     assert [s for _, s in changes].count("blocked") >= 1, changes
-    missed = []
-    for (at, state), (nxt, _) in zip(changes, changes[1:] + [(seen[-1][0], "")]):
-        if nxt - at < SEEN_SPAN:
-            continue  # too short-lived to require (the sweep may sample either side)
-        if not any(at <= t <= nxt and s == state for t, s in seen):
-            missed.append((state, at, round(nxt - at, 3)))
+    # each true state with the time the next one began (the last lasts until the last sample)
+    spans = [(state, at, nxt) for (at, state), (nxt, _) in
+             zip(changes, changes[1:] + [(seen[-1][0], "")])]
+    missed = [(state, at, round(nxt - at, 3)) for state, at, nxt in spans
+              if nxt - at >= SEEN_SPAN  # shorter ones the sweep may sample either side of
+              and not any(at <= t <= nxt and s == state for t, s in seen)]
     assert not missed, f"{intake}: a true state never shown while it lasted {missed}"
     # never blocked unless the agent was: each blocked sample lies in or just after a true one
-    spans = [(at, nxt) for (at, state), (nxt, _) in
-             zip(changes, changes[1:] + [(seen[-1][0], "")]) if state == "blocked"]
-    false_blocked = [t for t, s in seen if s == "blocked"
-                     and not any(a <= t <= b + SEEN_SPAN for a, b in spans)]
+    false_blocked = [t for t, s in seen if s == "blocked" and not any(
+        a <= t <= b + SEEN_SPAN for state, a, b in spans if state == "blocked")]
     assert not false_blocked, f"{intake}: blocked while the agent was not {false_blocked}"

@@ -156,12 +156,11 @@ def plugin_config_env(agent: str, environ=None) -> tuple[dict[str, str], str | N
     name = CONFIG_CONTENT_ENV[agent]
     if not OPENCODE_PLUGIN.is_file():  # the CLIs skip a missing plugin file without a word
         return {}, f"{OPENCODE_PLUGIN} is missing: {agent} starts without its state plugin"
-    config: object = {}
-    if (environ.get(name) or "").strip():
-        try:
-            config = json.loads(environ[name])
-        except ValueError:
-            config = None
+    theirs = (environ.get(name) or "").strip()
+    try:
+        config = json.loads(theirs) if theirs else {}
+    except ValueError:
+        config = None
     plugins = config.get("plugin", []) if isinstance(config, dict) else None
     if not isinstance(plugins, list):
         return {}, (f"${name} is not a JSON object with a plugin list; {agent} starts with it as "

@@ -76,7 +76,8 @@ def test_readme_first_screen_has_the_quick_start_a_picture_and_each_doc():
     for must in ("set -g @plugin", "#{agentstate}", "#{agentstate_window}", "prefix + I",
                  "pipx install", "run-shell 'tmux-agentstate tmux-init'", "tmux-agentstate doctor"):
         assert must in quick_start[1], f"the quick start lacks {must!r}"
-    assert re.search(r"!\[[^\]]+\]\(docs/[^)]+\.png\)", first_screen), "no picture on the first screen"
+    picture = re.search(r"!\[[^\]]+\]\(docs/[^)]+\.png\)", first_screen)
+    assert picture, "no picture on the first screen"
     linked = set(LINK.findall(prose(first_screen)))
     missing = [d.name for d in DOCS if f"docs/{d.name}" not in linked]
     assert not missing, f"the README's first screen does not link {missing}"

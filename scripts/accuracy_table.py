@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""The README's accuracy table, generated from the fixtures: per agent, version and state, how
-many captures and how many the manifests classify right.
+"""The accuracy table in docs/agents.md, generated from the fixtures: per agent, version and
+state, how many captures and how many the manifests classify right.
 
     .venv/bin/python scripts/accuracy_table.py           # print it
-    .venv/bin/python scripts/accuracy_table.py --write   # update README.md between the markers
+    .venv/bin/python scripts/accuracy_table.py --write   # update docs/agents.md between the markers
     .venv/bin/python scripts/accuracy_table.py --manifests DIR   # other rules (e.g. an old
                                                          # commit's manifests/), for before/after
 
-tests/test_readme.py fails when the README's table is stale.
+tests/test_readme.py fails when the table in docs/agents.md is stale.
 """
 from __future__ import annotations
 
@@ -22,14 +22,14 @@ from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog  # noqa: E402
 from tmux_agentstate.core.fixtures import accuracy_markdown, accuracy_rows, load_index  # noqa: E402
 
 BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
-README = ROOT / "README.md"
+DOC = ROOT / "docs" / "agents.md"  # the accuracy table lives here, between the markers
 
 
 def generated(manifests: Path = BUNDLED_DIR) -> str:
     return accuracy_markdown(accuracy_rows(load_index(), Catalog([manifests])))
 
 
-def in_readme(text: str) -> str | None:
+def in_doc(text: str) -> str | None:
     if BEGIN not in text or END not in text:
         return None
     return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
@@ -46,13 +46,13 @@ def main() -> int:
     if not args.write:
         print(table)
         return 0
-    text = README.read_text()
-    if in_readme(text) is None:
-        sys.exit(f"README.md has no {BEGIN} … {END} markers")
+    text = DOC.read_text()
+    if in_doc(text) is None:
+        sys.exit(f"{DOC.relative_to(ROOT)} has no {BEGIN} … {END} markers")
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    README.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
-    print("README.md updated")
+    DOC.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+    print(f"{DOC.relative_to(ROOT)} updated")
     return 0
 
 

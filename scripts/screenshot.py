@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Screenshot of a real tmux client running the demo, with the status segment, the window
 badges and the `prefix + A` popup, rendered to PNG (docs/screenshot.png); with `--catppuccin`,
-the README's hand-made catppuccin-style module on a mocha bar instead of the popup
+the hand-made catppuccin-style module of docs/configuration.md on a mocha bar instead of the popup
 (docs/status-catppuccin.png).
 
     pip install pillow; apt-get install fonts-dejavu-core   (once; a dev tool, not a dependency)
@@ -35,7 +35,7 @@ PALETTE = {"black": (30, 30, 30), "red": (224, 80, 80), "green": (110, 200, 110)
 FG, BG = (220, 220, 220), (24, 24, 28)
 
 
-# the README's module without the theme, on catppuccin mocha's bar (window badges as they are)
+# docs/configuration.md's module without the theme, on catppuccin mocha's bar (badges as they are)
 CATPPUCCIN = {
     "status-style": "bg=#1e1e2e,fg=#cdd6f4",
     "status-left": "#[fg=#11111b,bg=#89b4fa] demo #[default] ",
@@ -90,7 +90,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshot.png"))
     ap.add_argument("--wait", type=float, default=25, help="seconds to let the fake agents run")
     ap.add_argument("--catppuccin", action="store_true",
-                    help="the README's catppuccin-style module on a mocha bar, no popup")
+                    help="docs/configuration.md's catppuccin-style module on a mocha bar, no popup")
     args = ap.parse_args()
     env = dict(os.environ, AGENTSTATE_DEMO_NO_ATTACH="1")
     env.pop("TMUX", None)

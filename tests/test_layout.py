@@ -1,4 +1,4 @@
-"""Issue 11: the package keeps the shape its README draws.
+"""Issue 11: the package keeps the shape docs/how-it-works.md (Layout) draws.
 
 - The pure core (`core/`: bytes → screen → rules → combined state) reads no tmux and no
   processes: its modules import only each other and the standard library's non-process parts

@@ -107,12 +107,17 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
                                       "placeholder that the plugin did not interpolate",
                            "set these options before TPM's `run` line in tmux.conf (or run "
                            "plugin.tmux after them), then reload tmux.conf"))
+    elif wiring.global_option(tmux, wiring.DEFAULT_SEGMENT_RECORD) and summary_in:
+        out.append(Finding("ok", "the summary is at the start of status-right (the default "
+                                 "segment; place #{agentstate} yourself, or set -g "
+                                 "@agentstate-default-segment off for none)"))
     elif summary_in:
         out.append(Finding("ok", f"#{{agentstate}} interpolated in {', '.join(summary_in)}"))
     else:
         out.append(Finding("problem", "the summary is in neither status-left nor status-right",
                            "add #{agentstate} to one, e.g. set -g status-right '#{agentstate} "
-                           "%H:%M', before TPM's `run` line"))
+                           "%H:%M', before TPM's `run` line (or unset "
+                           "@agentstate-default-segment for the default one)"))
     badge_in = [n for n in wiring.FORMAT_OPTIONS[2:]
                 if wiring.PLACEHOLDERS["#{agentstate_window}"] in wiring.global_option(tmux, n)]
     if badge_in:

@@ -1,15 +1,17 @@
-"""What plugin.tmux wires into the user's tmux, in one place: the placeholders it expands, the
-hooks and the popup key; how `stop --clean` takes all of it out again and how `doctor` checks
-it. Talks to tmux only through the adapter (`Tmux.run`)."""
+"""What we wire into the user's tmux, as Python sees it: the wiring itself is the `wire` script
+beside this file (plugin.tmux and `tmux-init` both run it; it must work before the plugin's venv
+exists). Here: the names it uses, how `stop --clean` takes all of it out again (the keys' saved
+bindings put back, the default segment taken out) and how `doctor` checks it. Talks to tmux
+only through the adapter (`Tmux.run`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..tmux import Tmux, TmuxError
 
-HOOK_INDEX = 4242  # plugin.tmux's hooks live at this index, beside the user's own
+HOOK_INDEX = 4242  # our hooks live at this index, beside the user's own
 HOOKS = ("client-attached", "session-created", "client-detached")
-# placeholder → what plugin.tmux writes in its place
+# placeholder → what wire writes in its place
 PLACEHOLDERS = {"#{agentstate}": "#{@agentstate_summary}",
                 "#{agentstate_window}": "#{E:@agentstate_badge}"}
 FORMAT_OPTIONS = ("status-left", "status-right", "window-status-format",
@@ -27,8 +29,9 @@ WIRE = Path(__file__).with_name("wire")  # the wiring itself (bash: plugin.tmux 
 # what our key bindings and hooks run, in either form: the plugin folder's `plugin/ensure`
 # (TPM) or the installed interpreter's `-m tmux_agentstate tmux-init` (pip, pipx)
 MARKERS = ("plugin/ensure", "tmux_agentstate tmux-init")
-DEFAULT_SEGMENT = "#{@agentstate_summary} "  # what wire prepends to status-right when no
-DEFAULT_SEGMENT_RECORD = "@agentstate_default_segment"  # format holds the summary
+# when no format holds the summary, wire prepends this to status-right and says so in the record
+DEFAULT_SEGMENT = "#{@agentstate_summary} "
+DEFAULT_SEGMENT_RECORD = "@agentstate_default_segment"
 # our prefix keys: role → the option that names it (then older names for it), its default
 # (wire binds the same), what it does
 KEYS = {"popup": (("@agentstate-popup-key", "@agentstate-key"), "A", "opens the agent list"),

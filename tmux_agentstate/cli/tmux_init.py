@@ -95,7 +95,12 @@ def _called_back(args, tmux, socket: str) -> int:
                     if client:
                         tmux.run(["display-message", "-c", client, "-d", "10000",
                                   tmux_quote(f"tmux-agentstate: {e}")])
-    except (CliError, TmuxError, OSError):
-        pass
+    except Exception as e:  # noqa: BLE001  a key or hook shows no traceback, no error view
+        client = args.popup or args.next
+        try:
+            if client:
+                tmux.run(["display-message", "-c", client, tmux_quote(f"tmux-agentstate: {e}")])
+        except (TmuxError, OSError):
+            pass
     return 0
 

@@ -159,7 +159,9 @@ def check_keys(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
                                f"pick another: set -g {names[0]} X (or '' for none), then "
                                "reload tmux.conf"))
         else:
-            out.append(Finding("problem", f"prefix + {key} is not bound (it {what})", LOAD_FIX))
+            out.append(Finding("problem", f"prefix + {key} is not bound (it {what})",
+                               f"if {key!r} is not a tmux key name (C-a, M-x, F5, A…), set -g "
+                               f"{names[0]} to one; else {LOAD_FIX}"))
     return out
 
 

@@ -112,6 +112,15 @@ def test_a_default_segment_appears_only_when_none_is_configured(tmux_server, run
     assert srv.cmd("show-options", "-gv", "status-right") == "#{@agentstate_summary} " + before
     clean(srv, run_dir)
     assert srv.cmd("show-options", "-gv", "status-right") == before
+    # the user's own #{agentstate} in status-right, set after the default segment came: theirs,
+    # given back as they wrote it
+    srv.cmd("run-shell", PLUGIN)
+    load_config(srv, tmp_path, "set -g status-right '#{agentstate} %H:%M'\n")
+    srv.cmd("run-shell", PLUGIN)
+    assert srv.cmd("show-options", "-gv", "status-right") == "#{@agentstate_summary} %H:%M"
+    clean(srv, run_dir)
+    assert srv.cmd("show-options", "-gv", "status-right") == "#{agentstate} %H:%M"
+    srv.cmd("set-option", "-g", "status-right", before)
     # placed by the user: left where it is; opted out: none
     load_config(srv, tmp_path, "set -g status-left '#{agentstate}'\n")
     srv.cmd("run-shell", PLUGIN)
@@ -120,3 +129,20 @@ def test_a_default_segment_appears_only_when_none_is_configured(tmux_server, run
     load_config(srv, tmp_path, "set -g status-left ''\nset -g @agentstate-default-segment off\n")
     srv.cmd("run-shell", PLUGIN)
     assert srv.cmd("show-options", "-gv", "status-right") == before
+
+
+def test_a_name_that_is_no_key_binds_nothing_and_doctor_says_so(tmux_server, run_dir, tmp_path):
+    srv = tmux_server
+    load_config(srv, tmp_path, "set -g @agentstate-popup-key 'No Such Key'\n")
+    before = prefix_table(srv)
+    srv.cmd("run-shell", PLUGIN)
+    assert "--next" in key(srv, "a")
+    def lines(table):  # the table's lines, alignment aside (its columns fit the widest key)
+        return {" ".join(line.split()) for line in table.splitlines()}
+    assert lines(prefix_table(srv)) - lines(before) == {" ".join(key(srv, "a").split())}
+    assert "--popup" not in prefix_table(srv)
+    assert "@agentstate_saved_popup_key" not in srv.cmd("show-options", "-g")
+    doctor = _cli(srv, run_dir, "doctor").stdout
+    assert "prefix + No Such Key is not bound" in doctor and "set -g @agentstate-popup-key" in doctor
+    for pane in srv.cmd("list-panes", "-a", "-F", "#{pane_in_mode}").split():
+        assert pane == "0"  # no run-shell error view

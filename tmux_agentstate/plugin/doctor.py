@@ -107,7 +107,8 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
                                       "placeholder that the plugin did not interpolate",
                            "set these options before TPM's `run` line in tmux.conf (or run "
                            "plugin.tmux after them), then reload tmux.conf"))
-    elif wiring.global_option(tmux, wiring.DEFAULT_SEGMENT_RECORD) and summary_in:
+    elif (wiring.global_option(tmux, wiring.DEFAULT_SEGMENT_RECORD)
+          == wiring.global_option(tmux, "status-right")):
         out.append(Finding("ok", "the summary is at the start of status-right (the default "
                                  "segment; place #{agentstate} yourself, or set -g "
                                  "@agentstate-default-segment off for none)"))

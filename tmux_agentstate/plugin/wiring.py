@@ -29,7 +29,7 @@ WIRE = Path(__file__).with_name("wire")  # the wiring itself (bash: plugin.tmux 
 # what our key bindings and hooks run, in either form: the plugin folder's `plugin/ensure`
 # (TPM) or the installed interpreter's `-m tmux_agentstate tmux-init` (pip, pipx)
 MARKERS = ("plugin/ensure", "tmux_agentstate tmux-init")
-# when no format holds the summary, wire prepends this to status-right and says so in the record
+# when no format holds the summary, wire prepends this to status-right and records the result
 DEFAULT_SEGMENT = "#{@agentstate_summary} "
 DEFAULT_SEGMENT_RECORD = "@agentstate_default_segment"
 # our prefix keys: role → the option that names it (then older names for it), its default
@@ -103,9 +103,10 @@ def unwire(tmux: Tmux, options: dict[str, str]) -> list[str]:
     formats back to their placeholders, our hooks, our keys (what they replaced put back) and
     every option we write. Returns what it did, one line each."""
     done = []
-    if global_option(tmux, DEFAULT_SEGMENT_RECORD):
+    made = global_option(tmux, DEFAULT_SEGMENT_RECORD)
+    if made:
         right = global_option(tmux, "status-right")
-        if right.startswith(DEFAULT_SEGMENT):
+        if right == made and right.startswith(DEFAULT_SEGMENT):
             tmux.run(["set-option", "-gq", "status-right", right[len(DEFAULT_SEGMENT):]])
             done.append("status-right: the default segment taken out")
         tmux.run(["set-option", "-gqu", DEFAULT_SEGMENT_RECORD])

@@ -278,3 +278,77 @@ def test_a_runtime_folder_goes_with_its_server(tmux_server, tmp_path):
             third.kill()
     finally:
         second.kill()
+
+
+# -- our styles never reset the user's theme around them ----------------------------------------
+def _say_in_segment(srv, run):
+    from tmux_agentstate.cli.sidecar import _say_in_segment
+    _say_in_segment(srv.tmux, "watcher down (test)")
+
+
+def _ensure_fails(srv, run):
+    """plugin/ensure's own word in the segment: an install that cannot start (no such python)."""
+    srv.cmd("set-option", "-g", "@agentstate-venv", str(run / "no-venv"))
+    srv.cmd("set-option", "-g", "@agentstate-python", "no-such-python3")
+    subprocess.run([str(ROOT / "plugin" / "ensure"), "-S", srv.tmux.socket(), "--load"], check=True)
+
+
+def _sidecar_summary(srv, run):
+    from tmux_agentstate.sidecar.config import Config
+    srv.cmd("set-option", "-g", "@agentstate_summary",
+            Config().render_summary({"blocked": 1, "working": 2}))
+
+
+@pytest.mark.parametrize("publish", [_sidecar_summary, _say_in_segment, _ensure_fails],
+                         ids=["summary", "watcher-down", "ensure-failure"])
+def test_text_after_our_segment_and_badge_keeps_the_users_theme(tmux_server, tmp_path, publish):
+    """A themed status line (status-style, and #[fg=…] around our placeholders), drawn by a real
+    client: the text right after our segment and after a window badge is in the theme's style,
+    not reset to the bar's default by our own #[default]."""
+    from tmux_agentstate.sidecar.config import Config
+    import pyte
+    from conftest import OuterClient
+    srv = tmux_server
+    srv.cmd("set-option", "-g", "status-style", "bg=colour22,fg=colour250")
+    srv.cmd("set-option", "-g", "status-left", "")
+    srv.cmd("set-option", "-g", "status-right-length", "100")  # the whole failure text, then R
+    srv.cmd("set-option", "-g", "status-right", "#[fg=colour201,bg=colour17]L#{agentstate}R")
+    for name in ("window-status-format", "window-status-current-format"):
+        srv.cmd("set-option", "-g", name, "#[fg=colour201,bg=colour17]W#{agentstate_window}X")
+    srv.cmd("set-option", "-g", "@agentstate-default-segment", "off")
+    srv.cmd("set-option", "-g", "@agentstate-popup-key", "")
+    srv.cmd("set-option", "-g", "@agentstate-next-key", "")
+    # the formats as plugin.tmux rewrites them (no sidecar here: what the segment shows is ours)
+    subprocess.run(["bash", str(ROOT / "tmux_agentstate" / "plugin" / "wire"), srv.tmux.socket(),
+                    "true"], check=True)
+    for hook in ("client-attached", "session-created", "client-detached"):
+        srv.cmd("set-hook", "-gu", f"{hook}[4242]")
+    srv.cmd("set-option", "-g", "@agentstate_badge", Config().badge_format())
+    srv.cmd("set-option", "-w", "-t", "main", "@agentstate_window", "blocked")
+    run = tmp_path / "run"
+    run.mkdir()
+    publish(srv, run)
+    wait_for(lambda: "agentstate" in summary(srv) or "!1" in summary(srv), message="a segment")
+    client = OuterClient(srv, "main", cols=120, rows=6)
+    try:
+        def status_row():
+            lines = client.screen(escapes=True).rstrip("\n").split("\n")
+            screen = pyte.Screen(120, len(lines))
+            pyte.Stream(screen).feed("\r\n".join(lines))
+            row = screen.buffer[len(lines) - 1]
+            return row, "".join(row[x].data for x in range(120))
+
+        wait_for(lambda: status_row()[1].rstrip().endswith("R") and "!" in status_row()[1],
+                 message=f"segment and badge drawn: {status_row()[1]!r}")
+        cells, text = status_row()
+
+        def style(at):
+            return cells[at].fg, cells[at].bg
+
+        theme = style(text.index("W"))
+        assert style(text.rindex("L")) == theme  # the theme as the user set it
+        assert style(text.index("!")) != theme   # our pill has its own style
+        assert style(text.index("X")) == theme, (text, style(text.index("X")))
+        assert style(text.rindex("R")) == theme, (text, style(text.rindex("R")))
+    finally:
+        client.close()

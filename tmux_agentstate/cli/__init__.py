@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import agents, classify, doctor, manifests, panes, record, sidecar
+from . import agents, classify, doctor, manifests, panes, record, sidecar, tmux_init
 from .common import EXIT_FAIL, CliError, err
 
 
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Is the coding agent in each tmux pane working, idle, "
                                             "or blocked waiting on you?")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (classify, sidecar, agents, panes, record, doctor, manifests):
+    for group in (classify, sidecar, agents, panes, record, doctor, manifests, tmux_init):
         group.add(sub)
     return p
 

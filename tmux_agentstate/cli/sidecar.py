@@ -118,11 +118,11 @@ def cmd_start(args) -> int:
 
 def _say_in_segment(tmux, text: str) -> None:
     """Our own word in the status segment (where #{agentstate} is), until a sidecar publishes."""
-    from ..sidecar.config import STYLES
+    from ..sidecar.config import STYLES, in_own_style
     from ..tmux import TmuxError
     try:
         tmux.run(["set-option", "-gq", "@agentstate_summary",
-                  f"#[{STYLES['blocked']}] agentstate: {text} #[default]"])
+                  in_own_style(STYLES['blocked'], f" agentstate: {text} ")])
     except TmuxError:
         pass
 

@@ -107,12 +107,18 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
                                       "placeholder that the plugin did not interpolate",
                            "set these options before TPM's `run` line in tmux.conf (or run "
                            "plugin.tmux after them), then reload tmux.conf"))
+    elif (wiring.global_option(tmux, wiring.DEFAULT_SEGMENT_RECORD)
+          == wiring.global_option(tmux, "status-right")):
+        out.append(Finding("ok", "the summary is at the start of status-right (the default "
+                                 "segment; place #{agentstate} yourself, or set -g "
+                                 "@agentstate-default-segment off for none)"))
     elif summary_in:
         out.append(Finding("ok", f"#{{agentstate}} interpolated in {', '.join(summary_in)}"))
     else:
         out.append(Finding("problem", "the summary is in neither status-left nor status-right",
                            "add #{agentstate} to one, e.g. set -g status-right '#{agentstate} "
-                           "%H:%M', before TPM's `run` line"))
+                           "%H:%M', before TPM's `run` line (or unset "
+                           "@agentstate-default-segment for the default one)"))
     badge_in = [n for n in wiring.FORMAT_OPTIONS[2:]
                 if wiring.PLACEHOLDERS["#{agentstate_window}"] in wiring.global_option(tmux, n)]
     if badge_in:
@@ -120,21 +126,59 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
     elif not raw_in:
         out.append(Finding("note", "no window badge: add #{agentstate_window} to "
                                    "window-status-format to see each window's state"))
-    for name, key in wiring.keys(options).items():
-        what = wiring.KEYS[name][1]
-        if wiring.key_bound(tmux, key):
-            out.append(Finding("ok", f"prefix + {key} {what}"))
-        else:
-            out.append(Finding("problem", f"prefix + {key} is not bound (it {what})",
-                               "load the plugin: run-shell /path/to/tmux-agentstate/plugin.tmux"))
+    out += check_keys(tmux, options)
     missing = [h for h, present in wiring.hooks_present(tmux).items() if not present]
     if missing:
         out.append(Finding("problem", f"hook(s) missing: {', '.join(missing)} (they start the "
                                       "sidecar and bring it back when it dies)",
-                           "load the plugin: run-shell /path/to/tmux-agentstate/plugin.tmux"))
+                           LOAD_FIX))
     else:
         out.append(Finding("ok", f"hooks {', '.join(wiring.HOOKS)} at index {wiring.HOOK_INDEX}"))
     return out
+
+
+LOAD_FIX = ("load the plugin: run-shell /path/to/tmux-agentstate/plugin.tmux (TPM), or "
+            "run-shell 'tmux-agentstate tmux-init' (pip, pipx), in tmux.conf")
+
+
+def check_keys(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
+    """Each of our prefix keys: ours, none asked for, or left to the user's own binding."""
+    out = []
+    for role, key in wiring.keys(options).items():
+        names, _, what = wiring.KEYS[role]
+        if not key:
+            out.append(Finding("note", f"no key {what} ({names[0]} is ''): run "
+                                       f"tmux-agentstate {role} instead"))
+            continue
+        bound = wiring.binding(tmux, key)
+        if wiring.key_bound(tmux, key):
+            out.append(Finding("ok", f"prefix + {key} {what}"))
+        elif bound:
+            command = bound.split(f" {key} ", 1)[-1].strip() if f" {key} " in bound else bound
+            out.append(Finding("problem", f"prefix + {key} is yours ({command}): left alone, so "
+                                          f"no key {what}",
+                               f"pick another: set -g {names[0]} X (or '' for none), then "
+                               "reload tmux.conf"))
+        else:
+            out.append(Finding("problem", f"prefix + {key} is not bound (it {what})",
+                               f"if {key!r} is not a tmux key name (C-a, M-x, F5, A…), set -g "
+                               f"{names[0]} to one; else {LOAD_FIX}"))
+    return out
+
+
+def check_command(exe_dir: Path | None = None) -> list[Finding]:
+    """Where the `tmux-agentstate` command is: TPM's venv keeps it off PATH."""
+    import shutil
+    exe_dir = exe_dir or Path(sys.executable).parent
+    on_path = shutil.which("tmux-agentstate")
+    here = exe_dir / "tmux-agentstate"
+    if on_path:
+        return [Finding("ok", f"tmux-agentstate command: {on_path}")]
+    if here.exists():
+        return [Finding("note", f"tmux-agentstate is not on PATH; it is {here}",
+                        f"ln -s {here} ~/.local/bin/tmux-agentstate (or call it by that path)")]
+    return [Finding("note", f"tmux-agentstate is not on PATH; run it as {sys.executable} "
+                            "-m tmux_agentstate")]
 
 
 def check_sidecar(tmux: Tmux) -> list[Finding]:
@@ -188,6 +232,7 @@ def diagnose(tmux: Tmux, catalog: Catalog | None = None) -> list[Finding]:
         findings.append(Finding("problem", f"no tmux server at {tmux.label}: {e}",
                                 "start tmux, or name the server with -L NAME / -S PATH"))
         return findings + check_manifests(catalog) + check_agents(catalog)
-    return (check_versions(tmux) + check_manifests(catalog) + check_plugin(tmux, options)
+    return (check_versions(tmux) + check_command() + check_manifests(catalog)
+            + check_plugin(tmux, options)
             + check_sidecar(tmux) + check_agents(catalog)
             + [Finding("note", f"user manifests folder: {user_dir()}")])

@@ -18,6 +18,14 @@ STYLES = {"blocked": "fg=colour231,bg=colour160,bold",   # white on red
           "working": "fg=colour16,bg=colour220",         # black on amber
           "idle": "fg=colour231,bg=colour61"}            # white on slate blue
 INTAKES = ("pipe", "emulate", "capture")
+
+
+def in_own_style(style: str, text: str) -> str:
+    """`text` in `style`, then the style around it back as it was: #[default] alone would reset
+    the user's theme (a themed #[fg=…] before our segment) for the rest of their status line.
+    push-default makes the style in force here the default (tmux 3.2+), so #[default] returns
+    to it; pop-default hands the default back to the status line's."""
+    return f"#[push-default]#[{style}]{text}#[default]#[pop-default]"
 CHECK_PERIODS = {"off": 0.0, "daily": 86400.0, "weekly": 7 * 86400.0}
 
 
@@ -97,11 +105,11 @@ class Config:
         for state in URGENCY:
             icon = in_conditional(f" {self.icons[state]} ".replace("#", "##"))
             badge += (f"#{{?#{{==:#{{@agentstate_window}},{state}}},"
-                      f"#[{in_conditional(self.styles[state])}]{icon}#[default],")
+                      f"{in_own_style(in_conditional(self.styles[state]), icon)},")
         return badge + "}" * len(URGENCY)
 
     def render_summary(self, counts: dict[str, int]) -> str:
         """The status segment: a pill per state with a count. Built from counts and the user's
         own icon and style options only, never from pane text, so it may carry style."""
-        return " ".join(f"#[{self.styles[s]}] {self.icons[s].replace('#', '##')}{counts[s]} #[default]"
+        return " ".join(in_own_style(self.styles[s], f" {self.icons[s].replace('#', '##')}{counts[s]} ")
                         for s in URGENCY if counts.get(s))

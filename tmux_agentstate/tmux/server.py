@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import time
 
 import libtmux
@@ -10,6 +11,22 @@ from .control import ControlClient
 from .errors import _SERVER_GONE, ServerGone, TmuxError
 from .objects import CLIENT_FORMAT, Batch, ClientInfo, _client_row
 from .reading import Reading
+
+
+def default_socket_path() -> str:
+    """Where tmux puts its default server's socket (no -L/-S, outside tmux)."""
+    return os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}", "default")
+
+
+def listening(path: str) -> bool:
+    """Whether a server accepts on this socket (a connect, no tmux process, nothing sent)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(2)
+        try:
+            s.connect(path)
+        except OSError:
+            return False
+    return True
 
 
 class Tmux(Reading):

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_FAIL, CliError
+from .common import EXIT_FAIL, CliError, command
 
 
 def add(sub) -> None:
-    h = sub.add_parser("hook", help="record an agent's hook event for $TMUX_PANE (prints {})")
+    h = command(sub, "hook", "record an agent's hook event for $TMUX_PANE (prints {})",
+                "echo '{\"tool_name\": \"Bash\"}' | tmux-agentstate hook claude Notification")
     h.add_argument("agent")
     h.add_argument("event", nargs="?", default="")
     h.add_argument("payload", nargs="*", help="a JSON payload given as an argument (Codex notify)")
     h.set_defaults(func=cmd_hook)
-    la = sub.add_parser("launch", help="start an agent with our hooks injected for this launch")
+    la = command(sub, "launch", "start an agent with our hooks injected for this launch",
+                 "tmux-agentstate launch claude", "tmux-agentstate launch codex --model o3")
     la.add_argument("agent")
     la.add_argument("args", nargs=argparse.REMAINDER)
     la.set_defaults(func=cmd_launch)

@@ -130,14 +130,22 @@ def merge_server(args) -> str | None:
 
 
 def need_server(args) -> None:
-    """A command that talks to tmux, run outside tmux with no server named: one line on what
-    to do, unless tmux's default server runs (tmux itself would use it)."""
-    if not hasattr(args, "L") or args.L or args.S or os.environ.get("TMUX"):
-        return
-    if getattr(args, "outside_tmux_ok", False):
+    """A command that talks to tmux, with no server to talk to: one line on what to do. Outside
+    tmux with no server named, tmux's default server is used when it runs (as tmux does)."""
+    if not hasattr(args, "L") or getattr(args, "outside_tmux_ok", False):
         return
     from ..tmux import default_socket_path, listening
-    path = default_socket_path()
-    if not listening(path):
-        raise CliError(f"not inside tmux and no tmux server at {path}: run this inside tmux, "
-                       "or name a server with -L NAME / -S PATH")
+    if args.S:
+        if not listening(args.S):
+            raise CliError(f"no tmux server at {args.S}: start one with tmux -S {args.S}, or "
+                           "name a running one with -S PATH / -L NAME")
+    elif args.L:
+        path = os.path.join(os.path.dirname(default_socket_path()), args.L)
+        if "/" not in args.L and not listening(path):
+            raise CliError(f"no tmux server named {args.L!r} (at {path}): start one with tmux -L "
+                           f"{args.L}, or name a running one with -L NAME / -S PATH")
+    elif not os.environ.get("TMUX"):
+        path = default_socket_path()
+        if not listening(path):
+            raise CliError(f"not inside tmux and no tmux server at {path}: run this inside "
+                           "tmux, or name a server with -L NAME / -S PATH")

@@ -164,7 +164,7 @@ def cmd_report(args) -> int:
     tmux = tmux_for(args)
     try:
         folder, archive = save_report(tmux, args.pane, runtime_for(tmux),
-                                      Path(args.into) if args.into else None)
+                                      Path(args.into).expanduser() if args.into else None)
     except TmuxError as e:
         raise CliError(str(e)) from None
     except OSError as e:

@@ -35,7 +35,7 @@ class Site:
     """Files served on 127.0.0.1: path → (body, seconds before answering, trickle seconds per
     byte)."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
         self.files: dict[str, tuple[bytes, float, float]] = {}
         self.raw: dict[str, object] = {}  # path → a function that writes the whole answer
         site = self
@@ -72,7 +72,10 @@ class Site:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/m/"
+        if tls is not None:  # an ssl.SSLContext for the server side
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/m/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def publish(self, name: str, body: bytes, *, version: int, engine: int | None = None,
@@ -373,3 +376,39 @@ def test_versions_past_a_sane_bound_are_refused(site, dirs):
     (cache / "claude.toml").unlink()
     lines, ok = run(site, cache)
     assert ok and lines == [f"claude: updated to v{V + MAX_STEP}, was v{V} (bundled)"], lines
+
+
+@pytest.fixture
+def tls_site(tmp_path, monkeypatch):
+    """The same site over TLS, its certificate (for 127.0.0.1) the one the client trusts."""
+    import shutil
+    import ssl
+    if not shutil.which("openssl"):
+        pytest.skip("openssl makes the test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    s = Site(tls=context)
+    yield s
+    s.close()
+
+
+def test_over_https_no_downgrade_and_the_deadline_holds(tls_site, site, dirs):
+    cache, _ = dirs
+    tls_site.publish("claude", claude_v(V + 1), version=V + 1)
+    site.publish("claude", claude_v(V + 1), version=V + 1)
+    # from https to the same files over http: refused (the index would come unprotected)
+    tls_site.raw["/m/index.toml"] = redirect_to(site.url + "index.toml")
+    lines, ok = ends(lambda: run(tls_site, cache, deadline=2.0))
+    assert not ok and len(lines) == 1 and f"refused a redirect to {site.url}index.toml" in lines[0]
+    tls_site.raw["/m/index.toml"] = trickled(SLOW_HEADERS)
+    lines, ok = ends(lambda: run(tls_site, cache, deadline=2.0))
+    assert not ok and lines[0].startswith("update refused: ") and "too slow (over 2 s)" in lines[0]
+    assert not cache.exists()
+    tls_site.raw.clear()
+    lines, ok = run(tls_site, cache)
+    assert ok and lines == [f"claude: updated to v{V + 1}, was v{V} (bundled)"]

@@ -126,6 +126,11 @@ def test_outside_tmux_every_command_says_what_to_do(tmp_path):
     out = cli("list", "-L", "nobody-runs-this", env=env)
     assert out.returncode == 1 and out.stderr.decode().count("\n") == 1
     assert b"no tmux server named 'nobody-runs-this'" in out.stderr and b"Traceback" not in out.stderr
+    gone = dict(env, TMUX=f"{tmp_path}/ended-server,123,0")  # a shell its tmux outlived
+    out = cli("list", env=gone)
+    assert out.returncode == 1 and out.stderr.decode() == (
+        f"tmux-agentstate: $TMUX names {tmp_path}/ended-server, where no tmux server runs now: "
+        "run this in a live tmux, or name a server with -L NAME / -S PATH\n")
     out = cli("doctor", env=env)
     assert b"no tmux server" in out.stdout and b"Traceback" not in out.stderr
 

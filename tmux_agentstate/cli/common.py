@@ -144,7 +144,12 @@ def need_server(args) -> None:
         if "/" not in args.L and not listening(path):
             raise CliError(f"no tmux server named {args.L!r} (at {path}): start one with tmux -L "
                            f"{args.L}, or name a running one with -L NAME / -S PATH")
-    elif not os.environ.get("TMUX"):
+    elif os.environ.get("TMUX"):
+        path = os.environ["TMUX"].split(",")[0]
+        if not listening(path):  # a shell that outlived its tmux server, say
+            raise CliError(f"$TMUX names {path}, where no tmux server runs now: run this in a "
+                           "live tmux, or name a server with -L NAME / -S PATH")
+    else:
         path = default_socket_path()
         if not listening(path):
             raise CliError(f"not inside tmux and no tmux server at {path}: run this inside "

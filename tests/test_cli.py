@@ -10,10 +10,12 @@ import shlex
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
 from conftest import wait_for
+from test_wheel import wheel_venv  # noqa: F401  (the fixture: this checkout's wheel, installed)
 from tmux_agentstate.cli import build_parser
 
 
@@ -190,3 +192,17 @@ def test_safe_escapes_every_control_and_keeps_text():
     text = "x\x1b\x07\x9b\x7f\udcff"
     assert json.loads(safe_json({"k": text}))["k"] == text
     assert not RAW_CONTROL.search(safe_json({"k": text}).encode("utf-8", "surrogatepass"))
+
+
+def test_the_installed_wheel_says_its_version_and_what_to_do_outside_tmux(wheel_venv, tmp_path):
+    venv, env, base = wheel_venv
+    pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1)
+    script = venv / "bin" / "tmux-agentstate"
+    out = subprocess.run([script, "--version"], capture_output=True, text=True, env=env, cwd=base)
+    assert out.returncode == 0 and out.stdout == f"tmux-agentstate {version}\n"
+    env = dict(env, TMUX_TMPDIR=str(tmp_path / "no-tmux"))
+    out = subprocess.run([script, "list"], capture_output=True, text=True, env=env, cwd=base)
+    assert out.returncode == 1 and out.stderr.startswith("tmux-agentstate: not inside tmux and no "
+                                                         "tmux server at ") and \
+        out.stderr.count("\n") == 1

@@ -412,3 +412,24 @@ def test_over_https_no_downgrade_and_the_deadline_holds(tls_site, site, dirs):
     tls_site.raw.clear()
     lines, ok = run(tls_site, cache)
     assert ok and lines == [f"claude: updated to v{V + 1}, was v{V} (bundled)"]
+
+
+def test_a_local_folder_of_manifests_and_a_fifo_in_it(dirs, tmp_path):
+    """file:// URLs (a folder the user keeps): a regular file is read; a FIFO or a device named
+    there is refused at once (opening one would wait for a writer forever)."""
+    cache, _ = dirs
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    body = claude_v(V + 1)
+    (folder / "claude.toml").write_bytes(body)
+    (folder / "index.toml").write_text(render_index([Entry("claude", V + 1,
+                                                           hashlib.sha256(body).hexdigest(), 2)]))
+    (folder / "claude.toml").unlink()
+    os.mkfifo(folder / "claude.toml")
+    lines, ok = ends(lambda: update(folder.as_uri() + "/", cache, in_force(cache), deadline=2.0))
+    assert not ok and lines == [f"claude: refused v{V + 1}: {folder.as_uri()}/claude.toml: not a "
+                                f"regular file; kept the bundled v{V}"], lines
+    (folder / "claude.toml").unlink()
+    (folder / "claude.toml").write_bytes(body)
+    lines, ok = update(folder.as_uri() + "/", cache, in_force(cache))
+    assert ok and lines == [f"claude: updated to v{V + 1}, was v{V} (bundled)"], lines

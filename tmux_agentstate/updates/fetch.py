@@ -86,7 +86,12 @@ def _read_file(url: str, parts, cap: int) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise FetchError(f"{url}: not a regular file")
-        body = os.read(fd, cap + 1)
+        body = b""
+        while len(body) <= cap:
+            chunk = os.read(fd, cap + 1 - len(body))
+            if not chunk:
+                break
+            body += chunk
     except OSError as e:
         raise FetchError(f"{url}: {e.strerror}") from None
     finally:

@@ -57,7 +57,8 @@ def size(text: str) -> tuple[int, int]:
 
 
 def err(msg: str) -> None:
-    say(f"tmux-agentstate: {msg}", file=sys.stderr)
+    """One line on stderr, whatever the message quotes (a newline in pane text too)."""
+    print(f"tmux-agentstate: {safe(msg)}", file=sys.stderr)
 
 
 def command(sub, name: str, purpose: str, *examples: str, **kw) -> argparse.ArgumentParser:

@@ -1,6 +1,7 @@
 """`Tmux`: one tmux server, and the commands run on it (see the package's doc for how)."""
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import time
@@ -19,13 +20,17 @@ def default_socket_path() -> str:
 
 
 def listening(path: str) -> bool:
-    """Whether a server accepts on this socket (a connect, no tmux process, nothing sent)."""
+    """Whether a server may be there (a connect, no tmux process, nothing sent): False only
+    when none is (no socket, or one nobody accepts on); a busy or forbidden one is left to
+    the command to say."""
     with socket.socket(socket.AF_UNIX) as s:
         s.settimeout(2)
         try:
             s.connect(path)
-        except OSError:
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError):
             return False
+        except OSError as e:
+            return e.errno != errno.ENOTSOCK
     return True
 
 

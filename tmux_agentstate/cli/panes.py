@@ -34,7 +34,7 @@ def add(sub) -> None:
         if name == "answer":
             w.add_argument("choice", help="a choice the agent's manifest lists under [answers]")
         if name == "report":
-            w.add_argument("--into", help="the folder to save it in (default: "
+            w.add_argument("--into", metavar="DIR", help="the folder to save it in (default: "
                                           "~/.local/state/tmux-agentstate/reports)")
         w.set_defaults(func=func)
     w = command(sub, "next", "go to the agent pane that needs you most (prefix + a)",

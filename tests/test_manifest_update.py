@@ -35,12 +35,19 @@ class Site:
     """Files served on 127.0.0.1: path → (body, seconds before answering, trickle seconds per
     byte)."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
         self.files: dict[str, tuple[bytes, float, float]] = {}
+        self.raw: dict[str, object] = {}  # path → a function that writes the whole answer
         site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
+                if self.path in site.raw:
+                    try:
+                        site.raw[self.path](self)
+                    except OSError:
+                        pass
+                    return
                 body, delay, trickle = site.files.get(self.path, (None, 0, 0))
                 time.sleep(delay)
                 if body is None:
@@ -65,7 +72,10 @@ class Site:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/m/"
+        if tls is not None:  # an ssl.SSLContext for the server side
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/m/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def publish(self, name: str, body: bytes, *, version: int, engine: int | None = None,
@@ -249,3 +259,177 @@ class _Counting(dict):
     def get(self, path, default=None):
         self.hits.append(path)
         return super().get(path, default)
+
+
+# Issue 25 item 6: the whole request within one deadline, redirects only to allowed schemes,
+# versions bounded. Each update runs in a thread given a generous time to end: a fetch that the
+# deadline does not bound would take minutes (the server sends a byte a second)
+
+
+def trickled(data: bytes, every: float = 1.0):
+    def answer(handler):
+        for i in range(len(data)):
+            handler.wfile.write(data[i:i + 1])
+            handler.wfile.flush()
+            time.sleep(every)
+    return answer
+
+
+def ends(fn, limit: float = 30.0):
+    box = []
+    t = threading.Thread(target=lambda: box.append(fn()), daemon=True)
+    t.start()
+    t.join(limit)
+    assert box, f"still running after {limit:g} s: the deadline does not bound the request"
+    return box[0]
+
+
+SLOW_HEADERS = b"HTTP/1.0 200 OK\r\nX-Padding: " + b"x" * 200 + b"\r\nContent-Length: 3\r\n\r\nx=1"
+
+
+@pytest.mark.parametrize("what", ["index", "manifest"])
+@pytest.mark.parametrize("slow", ["headers", "body"])
+def test_a_server_that_sends_a_byte_a_second_is_refused_at_the_deadline(site, dirs, what, slow):
+    cache, _ = dirs
+    site.publish("claude", claude_v(V + 1), version=V + 1)
+    path = "/m/index.toml" if what == "index" else "/m/claude.toml"
+    if slow == "headers":
+        site.raw[path] = trickled(SLOW_HEADERS)
+    else:
+        body = site.files[path][0]
+        site.raw[path] = lambda h: (h.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n"
+                                                  % (len(body) * 2)),
+                                    trickled(body * 2)(h))
+    lines, ok = ends(lambda: run(site, cache, deadline=2.0))
+    assert not ok and len(lines) == 1 and "too slow (over 2 s)" in lines[0], lines
+    if what == "index":
+        assert lines[0].startswith("update refused: ") and lines[0].endswith("unchanged")
+    else:
+        assert lines[0].startswith(f"claude: refused v{V + 1}: ") and \
+            lines[0].endswith(f"kept the bundled v{V}")
+    assert not cache.exists() or not list(cache.iterdir())
+    assert Catalog().get("claude").version == V
+
+
+def redirect_to(location: str):
+    def answer(handler):
+        handler.send_response(302)
+        handler.send_header("Location", location)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+    return answer
+
+
+@pytest.mark.parametrize("target", ["file:///etc/passwd", "ftp://127.0.0.1:9/claude.toml",
+                                    "data:text/plain,name%20%3D%20%22claude%22"])
+def test_a_redirect_to_another_scheme_is_refused(site, dirs, target):
+    cache, _ = dirs
+    site.publish("claude", claude_v(V + 1), version=V + 1)
+    site.raw["/m/index.toml"] = redirect_to(target)
+    lines, ok = ends(lambda: run(site, cache, deadline=2.0))
+    assert not ok and len(lines) == 1, lines
+    assert lines[0].startswith("update refused: ") and f"refused a redirect to {target}" in lines[0]
+    assert lines[0].endswith("unchanged") and not cache.exists()
+    # the manifest's own redirect: that manifest refused, the rules in force kept
+    site.raw.pop("/m/index.toml")
+    site.raw["/m/claude.toml"] = redirect_to(target)
+    lines, ok = ends(lambda: run(site, cache, deadline=2.0))
+    assert not ok and lines[0].startswith(f"claude: refused v{V + 1}: ") and \
+        f"refused a redirect to {target}" in lines[0] and lines[0].endswith(f"kept the bundled v{V}")
+    assert Catalog().get("claude").version == V
+
+
+def test_a_redirect_within_http_is_followed(site, dirs):
+    cache, _ = dirs
+    site.publish("claude", claude_v(V + 1), version=V + 1)
+    site.files["/elsewhere/claude.toml"] = site.files["/m/claude.toml"]
+    site.raw["/m/claude.toml"] = redirect_to("/elsewhere/claude.toml")
+    lines, ok = run(site, cache)
+    assert ok and lines == [f"claude: updated to v{V + 1}, was v{V} (bundled)"]
+
+
+def test_versions_past_a_sane_bound_are_refused(site, dirs):
+    """An index (or a file) claiming v10**18 would take precedence over every manifest any
+    future release bundles: refused, and so is a jump far past the version in force."""
+    from tmux_agentstate.core.manifest import MAX_VERSION
+    from tmux_agentstate.updates.update import MAX_STEP
+    cache, _ = dirs
+    huge = 10 ** 18
+    site.publish("claude", claude_v(huge), version=huge)
+    lines, ok = run(site, cache)
+    assert not ok and lines == [f"claude: refused: version {huge} is past {MAX_VERSION}, more "
+                                "than any manifest will reach"], lines
+    far = V + MAX_STEP + 1
+    site.publish("claude", claude_v(far), version=far)
+    lines, ok = run(site, cache)
+    assert not ok and len(lines) == 1 and lines[0].startswith(f"claude: refused v{far}: more than "
+                                                              f"{MAX_STEP} versions past"), lines
+    assert lines[0].endswith(f"kept the bundled v{V}")
+    assert not cache.exists() or not list(cache.iterdir())
+    # a cached file that claims it (written before this bound, or by hand) does not run
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "claude.toml").write_bytes(claude_v(huge))
+    c = Catalog()
+    assert (c.source("claude"), c.get("claude").version) == ("bundled", V)
+    assert any("version" in e for e in c.errors), c.errors
+    site.publish("claude", claude_v(V + MAX_STEP), version=V + MAX_STEP)  # the bound itself: fine
+    (cache / "claude.toml").unlink()
+    lines, ok = run(site, cache)
+    assert ok and lines == [f"claude: updated to v{V + MAX_STEP}, was v{V} (bundled)"], lines
+
+
+@pytest.fixture
+def tls_site(tmp_path, monkeypatch):
+    """The same site over TLS, its certificate (for 127.0.0.1) the one the client trusts."""
+    import shutil
+    import ssl
+    if not shutil.which("openssl"):
+        pytest.skip("openssl makes the test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    s = Site(tls=context)
+    yield s
+    s.close()
+
+
+def test_over_https_no_downgrade_and_the_deadline_holds(tls_site, site, dirs):
+    cache, _ = dirs
+    tls_site.publish("claude", claude_v(V + 1), version=V + 1)
+    site.publish("claude", claude_v(V + 1), version=V + 1)
+    # from https to the same files over http: refused (the index would come unprotected)
+    tls_site.raw["/m/index.toml"] = redirect_to(site.url + "index.toml")
+    lines, ok = ends(lambda: run(tls_site, cache, deadline=2.0))
+    assert not ok and len(lines) == 1 and f"refused a redirect to {site.url}index.toml" in lines[0]
+    tls_site.raw["/m/index.toml"] = trickled(SLOW_HEADERS)
+    lines, ok = ends(lambda: run(tls_site, cache, deadline=2.0))
+    assert not ok and lines[0].startswith("update refused: ") and "too slow (over 2 s)" in lines[0]
+    assert not cache.exists()
+    tls_site.raw.clear()
+    lines, ok = run(tls_site, cache)
+    assert ok and lines == [f"claude: updated to v{V + 1}, was v{V} (bundled)"]
+
+
+def test_a_local_folder_of_manifests_and_a_fifo_in_it(dirs, tmp_path):
+    """file:// URLs (a folder the user keeps): a regular file is read; a FIFO or a device named
+    there is refused at once (opening one would wait for a writer forever)."""
+    cache, _ = dirs
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    body = claude_v(V + 1)
+    (folder / "claude.toml").write_bytes(body)
+    (folder / "index.toml").write_text(render_index([Entry("claude", V + 1,
+                                                           hashlib.sha256(body).hexdigest(), 2)]))
+    (folder / "claude.toml").unlink()
+    os.mkfifo(folder / "claude.toml")
+    lines, ok = ends(lambda: update(folder.as_uri() + "/", cache, in_force(cache), deadline=2.0))
+    assert not ok and lines == [f"claude: refused v{V + 1}: {folder.as_uri()}/claude.toml: not a "
+                                f"regular file; kept the bundled v{V}"], lines
+    (folder / "claude.toml").unlink()
+    (folder / "claude.toml").write_bytes(body)
+    lines, ok = update(folder.as_uri() + "/", cache, in_force(cache))
+    assert ok and lines == [f"claude: updated to v{V + 1}, was v{V} (bundled)"], lines

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 from conftest import replay_command, wait_for
@@ -94,3 +95,38 @@ def test_the_popup_reports_the_selected_pane(tmux_server, sidecar, tmp_path):
     [folder] = [p for p in reports.iterdir() if p.is_dir()]
     assert json.loads((folder / "report.json").read_text())["state"] == "blocked"
     tmux_server.cmd("send-keys", "-t", popup, "q")
+
+
+def test_report_into_a_folder_never_writes_through_a_planted_link(tmux_server, tmp_path):
+    """Issue 25 item 6: in a shared folder, another user can plant a link at the name the bundle
+    or its archive will take; the report is refused with one line and the link's target is
+    untouched (before: the .tar.gz was written through the link, over its target)."""
+    pane = tmux_server.new_pane("sleep 600")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    precious = tmp_path / "precious"
+    precious.write_text("the user's own file\n")
+    env = dict(os.environ)
+    env.pop("TMUX", None)
+    for kind in ("archive", "folder"):
+        for p in shared.iterdir():
+            p.unlink()
+        # the names of the next seconds' bundles (the stamp is the time of the report)
+        now = time.time()
+        for s in range(-1, 30):
+            stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now + s))
+            name = f"{stamp}-unknown-{pane.lstrip('%')}" + (".tar.gz" if kind == "archive" else "")
+            (shared / name).symlink_to(precious)
+        out = cli(env, "report", "-L", tmux_server.name, pane, "--into", str(shared))
+        assert out.returncode != 0 and out.stdout == "", (kind, out)
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+        assert "exists already" in out.stderr and str(precious) in out.stderr, out.stderr
+        assert precious.read_text() == "the user's own file\n"
+        assert all(p.is_symlink() for p in shared.iterdir()), list(shared.iterdir())  # no leftovers
+    for p in shared.iterdir():
+        p.unlink()
+    out = cli(env, "report", "-L", tmux_server.name, pane, "--into", str(shared))
+    assert out.returncode == 0, out.stderr
+    [folder] = [p for p in shared.iterdir() if p.is_dir()]
+    archive = folder.with_name(folder.name + ".tar.gz")
+    assert oct(archive.stat().st_mode & 0o777) == "0o600" and not archive.is_symlink()

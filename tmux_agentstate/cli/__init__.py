@@ -7,7 +7,7 @@
     record.py    record
     doctor.py    doctor
     manifests.py manifests list, manifests update
-    common.py    errors, exit codes, the server named by -L/-S
+    common.py    errors, exit codes, the server named by -L/-S, printing (controls escaped)
 
 Every failure the user can cause (a missing file, an unknown agent, a broken manifest) is one
 line on stderr and a non-zero exit, never a traceback.
@@ -17,13 +17,38 @@ from __future__ import annotations
 import argparse
 
 from . import agents, classify, doctor, manifests, panes, record, sidecar, tmux_init
-from .common import EXIT_FAIL, CliError, err
+from .common import EXIT_FAIL, CliError, add_top_server, err, merge_server, need_server
+
+
+def version() -> str:
+    """The installed distribution's version; the package's own when run from a checkout."""
+    from importlib import metadata
+    try:
+        return metadata.version("tmux-agentstate")
+    except metadata.PackageNotFoundError:
+        from .. import __version__
+        return __version__
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked (importlib.metadata scans the installed packages:
+    not on every hook's start)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"tmux-agentstate {version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tmux-agentstate",
                                 description="Is the coding agent in each tmux pane working, idle, "
-                                            "or blocked waiting on you?")
+                                            "or blocked waiting on you?",
+                                epilog="examples:\n  tmux-agentstate list\n"
+                                       "  tmux-agentstate -L work explain %3\n"
+                                       "  tmux-agentstate COMMAND --help",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
+    add_top_server(p)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in (classify, sidecar, agents, panes, record, doctor, manifests, tmux_init):
         group.add(sub)
@@ -31,8 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = merge_server(args)
+    if problem:
+        parser.error(problem)
     try:
+        need_server(args)
         return args.func(args)
     except CliError as e:
         err(str(e))

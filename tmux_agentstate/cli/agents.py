@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_FAIL, CliError
+from .common import EXIT_FAIL, CliError, command
 
 
 def add(sub) -> None:
-    h = sub.add_parser("hook", help="record an agent's hook event for $TMUX_PANE (prints {})")
-    h.add_argument("agent")
-    h.add_argument("event", nargs="?", default="")
+    h = command(sub, "hook", "record an agent's hook event for $TMUX_PANE (prints {})",
+                "echo '{\"tool_name\": \"Bash\"}' | tmux-agentstate hook claude Notification")
+    h.add_argument("agent", help="the agent's manifest name (claude, codex, …)")
+    h.add_argument("event", nargs="?", default="", help="the agent's name for the hook event")
     h.add_argument("payload", nargs="*", help="a JSON payload given as an argument (Codex notify)")
     h.set_defaults(func=cmd_hook)
-    la = sub.add_parser("launch", help="start an agent with our hooks injected for this launch")
-    la.add_argument("agent")
-    la.add_argument("args", nargs=argparse.REMAINDER)
+    la = command(sub, "launch", "start an agent with our hooks injected for this launch",
+                 "tmux-agentstate launch claude", "tmux-agentstate launch codex --model o3")
+    la.add_argument("agent", help="the agent's manifest name (claude, codex, …)")
+    la.add_argument("args", nargs=argparse.REMAINDER, help="passed to the agent as they are")
     la.set_defaults(func=cmd_launch)
 
 

@@ -1,14 +1,15 @@
 """`classify`: replay raw captured bytes into a screen and classify it (no tmux at all)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from .common import EXIT_FAIL, err, size
+from .common import EXIT_FAIL, command, err, safe_json, say, size
 
 
 def add(sub) -> None:
-    c = sub.add_parser("classify", help="replay raw captured bytes into a screen and classify it")
+    c = command(sub, "classify", "replay raw captured bytes into a screen and classify it",
+                "tmux-agentstate classify --size 32x120 capture.raw",
+                "tmux-agentstate classify --agent claude --json tests/fixtures/claude/*.raw")
     c.add_argument("--agent", help="manifest name (default: inferred from the screen)")
     c.add_argument("--size", type=size, default=(32, 120), metavar="ROWSxCOLS",
                    help="emulated screen size (default 32x120)")
@@ -67,9 +68,9 @@ def cmd_classify(args) -> int:
             err(f"{name}: manifest rule {fault}")
             status = EXIT_FAIL
         if args.json:
-            print(json.dumps({"file": name, "agent": m.name, "state": match.state,
-                              "rule": match.rule, "line": match.line}, ensure_ascii=False))
+            say(safe_json({"file": name, "agent": m.name, "state": match.state,
+                           "rule": match.rule, "line": match.line}))
         else:
             detail = f" [{match.rule}] {match.line.strip()}" if match.rule else " [no rule: fallback]"
-            print(f"{name}: {m.name} {match.state}{detail}")
+            say(f"{name}: {m.name} {match.state}{detail}")
     return status

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 
-from .common import EXIT_FAIL, err
+from .common import EXIT_FAIL, command, err, say
 
 
 def add(sub) -> None:
-    m = sub.add_parser("manifests", help="the per-agent rules: list them, or update them")
+    m = command(sub, "manifests", "the per-agent rules: list them, or update them",
+                "tmux-agentstate manifests list", "tmux-agentstate manifests update")
     msub = m.add_subparsers(dest="manifests_command", required=True, metavar="ACTION")
-    ls = msub.add_parser("list", help="each agent's manifest in force: version, source, tested")
+    ls = command(msub, "list", "each agent's manifest in force: version, source, tested",
+                 "tmux-agentstate manifests list", "tmux-agentstate manifests list --json")
     ls.add_argument("--json", action="store_true", help="one JSON object per agent, in a list")
     ls.set_defaults(func=cmd_list)
-    up = msub.add_parser("update", help="fetch newer manifests into the cache (network: only now)")
+    up = command(msub, "update", "fetch newer manifests into the cache (network: only now)",
+                 "tmux-agentstate manifests update",
+                 "tmux-agentstate manifests update --url https://example.org/my-manifests/")
     up.add_argument("--url", help="the folder of index.toml and the manifests "
                                   "(default: this project's manifests/ on its main branch)")
     up.set_defaults(func=cmd_update)
@@ -26,11 +30,11 @@ def cmd_list(args) -> int:
              "tested": list(m.tested), "path": m.path}
             for n in catalog.names() for m in [catalog.get(n)]]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        say(json.dumps(rows, indent=2))  # ASCII: every control escaped
     else:
         for r in rows:
             tested = ", ".join(r["tested"]) or "no release"
-            print(f"{r['name']:10s} v{r['version']:<3d} {r['source']:8s} tested on {tested}  "
+            say(f"{r['name']:10s} v{r['version']:<3d} {r['source']:8s} tested on {tested}  "
                   f"{r['path']}")
     for e in catalog.errors:
         err(f"manifest error (last good rules keep running): {e}")
@@ -43,9 +47,9 @@ def cmd_update(args) -> int:
     cache = cache_dir()
     lines, ok = update(args.url or DEFAULT_URL, cache, shipped_in_force(cache))
     for line in lines:
-        print(line)
+        say(line)
     everything = Catalog()
     overridden = [n for n in everything.names() if everything.source(n) == "user"]
     if overridden:
-        print(f"your own manifests still override: {', '.join(overridden)}")
+        say(f"your own manifests still override: {', '.join(overridden)}")
     return 0 if ok else EXIT_FAIL

@@ -1,14 +1,23 @@
 """Commands about agent panes: `list`, `popup`, `next`, `explain`, `send`, `answer`, `report`."""
 from __future__ import annotations
 
-import json
 import sys
 
-from .common import EXIT_FAIL, EXIT_REFUSED, CliError, add_server, err, tmux_for
+from .common import (EXIT_FAIL, EXIT_REFUSED, CliError, add_server, command, err, safe_json,
+                     say, tmux_for)
+
+EXAMPLES = {
+    "explain": ("tmux-agentstate explain %3", "tmux-agentstate explain work:1.0"),
+    "send": ("tmux-agentstate send %3 'run the tests again'",
+             "tmux-agentstate send --no-enter work:1.0 'draft'"),
+    "answer": ("tmux-agentstate answer %3 yes", "tmux-agentstate answer work:1.0 no"),
+    "report": ("tmux-agentstate report %3", "tmux-agentstate report %3 --into ~/reports"),
+}
 
 
 def add(sub) -> None:
-    w = sub.add_parser("popup", help="the prefix + A list of agent panes")
+    w = command(sub, "popup", "the prefix + A list of agent panes",
+                "tmux display-popup -E tmux-agentstate popup")
     add_server(w)
     w.add_argument("--client", help="the client to switch (tmux passes #{client_name})")
     w.set_defaults(func=cmd_popup)
@@ -16,7 +25,7 @@ def add(sub) -> None:
                              ("send", cmd_send, "type text into an agent pane (refused while it is blocked)"),
                              ("answer", cmd_answer, "answer a blocked pane's dialog (yes, no, …)"),
                              ("report", cmd_report, "save a bundle of a pane whose state is wrong, for an issue")):
-        w = sub.add_parser(name, help=text)
+        w = command(sub, name, text, *EXAMPLES[name])
         add_server(w)
         w.add_argument("pane", help="pane id or target, e.g. %%3 or work:1.0")
         if name == "send":
@@ -25,16 +34,18 @@ def add(sub) -> None:
         if name == "answer":
             w.add_argument("choice", help="a choice the agent's manifest lists under [answers]")
         if name == "report":
-            w.add_argument("--into", help="the folder to save it in (default: "
+            w.add_argument("--into", metavar="DIR", help="the folder to save it in (default: "
                                           "~/.local/state/tmux-agentstate/reports)")
         w.set_defaults(func=func)
-    w = sub.add_parser("next", help="go to the agent pane that needs you most (prefix + a)")
+    w = command(sub, "next", "go to the agent pane that needs you most (prefix + a)",
+                "tmux-agentstate next")
     add_server(w)
     w.add_argument("--client", help="the client to switch, and to tell (tmux passes #{client_name})")
     w.set_defaults(func=cmd_next)
-    ls = sub.add_parser("list", help="every agent pane: id, target, agent, state, since")
+    ls = command(sub, "list", "every agent pane: id, target, agent, state, since",
+                 "tmux-agentstate list", "tmux-agentstate list -L work --json")
     add_server(ls)
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="one JSON object per pane, per line")
     ls.set_defaults(func=cmd_list)
 
 
@@ -61,12 +72,12 @@ def cmd_list(args) -> int:
             # whether the fixtures cover the release that runs (None: either is unknown)
             r["covered"] = (r["agent_version"] in m.tested
                             if m is not None and m.tested and r["agent_version"] else None)
-            print(json.dumps(r, ensure_ascii=False))
+            say(safe_json(r))
         return 0
     if not rows:
-        print("no agents")
+        say("no agents")
     for r in rows:
-        print(f"{r['pane']:<5} " + format_row(r, now, 1000))
+        say(f"{r['pane']:<5} " + format_row(r, now, 1000))
     return 0
 
 
@@ -82,7 +93,7 @@ def cmd_next(args) -> int:
                       tmux_quote(f"agentstate: {line}")])
     except TmuxError as e:
         raise CliError(str(e)) from None
-    print(line)
+    say(line)
     return 0
 
 
@@ -116,7 +127,7 @@ def _look(args):
 
 def cmd_explain(args) -> int:
     from ..panes.fresh import explain
-    print("\n".join(explain(_look(args))))
+    say("\n".join(explain(_look(args))))
     return 0
 
 
@@ -140,7 +151,7 @@ def cmd_answer(args) -> int:
     if code:
         err(message)
     else:
-        print(message)
+        say(message)
     return code
 
 
@@ -153,12 +164,12 @@ def cmd_report(args) -> int:
     tmux = tmux_for(args)
     try:
         folder, archive = save_report(tmux, args.pane, runtime_for(tmux),
-                                      Path(args.into) if args.into else None)
+                                      Path(args.into).expanduser() if args.into else None)
     except TmuxError as e:
         raise CliError(str(e)) from None
     except OSError as e:
         raise CliError(f"cannot save the report: {e.strerror or e}") from None
-    print(report_note(folder, archive, ISSUES))
+    say(report_note(folder, archive, ISSUES))
     return 0
 
 

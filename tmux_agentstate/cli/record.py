@@ -4,11 +4,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import CliError, add_server, tmux_for
+from .common import CliError, add_server, command, say, tmux_for
 
 
 def add(sub) -> None:
-    r = sub.add_parser("record", help="save a pane's raw output bytes into FILE (a new fixture)")
+    r = command(sub, "record", "save a pane's raw output bytes into FILE (a new fixture)",
+                "tmux-agentstate record %3 claude-trust.raw --seconds 30")
     add_server(r)
     r.add_argument("pane", metavar="PANE", help="target pane (%%3, session:window.pane)")
     r.add_argument("file", metavar="FILE")
@@ -33,7 +34,7 @@ def cmd_record(args) -> int:
         stop = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.append(1))
-        print(f"recording {info.pane_id} ({info.address}, {info.height}x{info.width}) into {out}; "
+        say(f"recording {info.pane_id} ({info.address}, {info.height}x{info.width}) into {out}; "
               "Ctrl-C stops", file=sys.stderr)
         deadline = time.monotonic() + args.seconds if args.seconds else None
         while not stop and (deadline is None or time.monotonic() < deadline):
@@ -45,6 +46,6 @@ def cmd_record(args) -> int:
     except (TmuxError, record.RecordError) as e:
         raise CliError(str(e)) from None
     time.sleep(0.1)  # the pipe's last bytes
-    print(f"recorded {out.stat().st_size} bytes of {info.pane_id} into {out}; replay with: "
+    say(f"recorded {out.stat().st_size} bytes of {info.pane_id} into {out}; replay with: "
           f"tmux-agentstate classify --size {info.height}x{info.width} {shlex.quote(str(out))}")
     return 0

@@ -6,13 +6,20 @@ import os
 import sys
 
 from ..sidecar.config import INTAKES
-from .common import CliError, add_server, runtime_for, server_args, tmux_for
+from .common import CliError, add_server, command, runtime_for, say, server_args, tmux_for
+
+EXAMPLES = {
+    "watch": ("tmux-agentstate watch -v", "tmux-agentstate watch -L work --interval 0.5"),
+    "start": ("tmux-agentstate start", "tmux-agentstate start -L work"),
+    "stop": ("tmux-agentstate stop", "tmux-agentstate stop --clean"),
+    "status": ("tmux-agentstate status", "tmux-agentstate status -S /tmp/tmux-1000/work"),
+}
 
 
 def add(sub) -> None:
     for name, func, text in (("watch", cmd_watch, "run the sidecar in the foreground"),
                              ("start", cmd_start, "start the sidecar in the background (idempotent)")):
-        w = sub.add_parser(name, help=text)
+        w = command(sub, name, text, *EXAMPLES[name])
         add_server(w)
         w.add_argument("--interval", type=float, help="sweep interval in seconds (default 0.7)")
         w.add_argument("--intake", choices=INTAKES,
@@ -29,7 +36,7 @@ def add(sub) -> None:
         w.set_defaults(func=func)
     for name, func, text in (("stop", cmd_stop, "stop the background sidecar"),
                              ("status", cmd_status, "say whether a sidecar runs and what it watches")):
-        w = sub.add_parser(name, help=text)
+        w = command(sub, name, text, *EXAMPLES[name])
         add_server(w)
         if name == "stop":
             w.add_argument("--clean", action="store_true",
@@ -79,7 +86,7 @@ def cmd_start(args) -> int:
     pid = runtime.running_pid()
     if pid:
         if not args.auto:
-            print(f"tmux-agentstate: already watching {runtime.socket_path} (pid {pid})")
+            say(f"tmux-agentstate: already watching {runtime.socket_path} (pid {pid})")
         return 0
     if args.auto:  # a hook: a client came or went (the dead sidecar's own control client too)
         if runtime.stopped_path.exists():
@@ -110,7 +117,7 @@ def cmd_start(args) -> int:
         pid = runtime.running_pid()
         if pid:
             if not args.auto:
-                print(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
+                say(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
             return 0
         time.sleep(0.05)
     raise CliError(f"the sidecar did not start; see {runtime.dir / 'sidecar.out'}")
@@ -146,7 +153,7 @@ def cmd_stop(args) -> int:
     runtime.stopped_path.touch()  # our hooks leave it stopped
     pid = runtime.running_pid()
     if not pid or pid < 0:
-        print("tmux-agentstate: not running")
+        say("tmux-agentstate: not running")
     else:
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
@@ -154,11 +161,11 @@ def cmd_stop(args) -> int:
             time.sleep(0.05)
         if runtime.running_pid():
             os.kill(pid, signal.SIGKILL)
-        print(f"tmux-agentstate: stopped (pid {pid})")
+        say(f"tmux-agentstate: stopped (pid {pid})")
     if args.clean:
         from ..plugin.wiring import unwire
         for line in unwire(tmux, tmux.global_options()):
-            print(f"tmux-agentstate: {line}")
+            say(f"tmux-agentstate: {line}")
     return 0
 
 
@@ -166,12 +173,12 @@ def cmd_status(args) -> int:
     runtime = runtime_for(tmux_for(args))
     pid = runtime.running_pid()
     if not pid:
-        print(f"not running for {runtime.socket_path}")
+        say(f"not running for {runtime.socket_path}")
         return 3
     st = runtime.read_status() or {}
     panes = st.get("panes", [])
-    print(f"running (pid {pid}) for {runtime.socket_path}; log {runtime.log_path}")
-    print(f"{len(panes)} agent pane(s), {st.get('sweeps', 0)} sweeps")
+    say(f"running (pid {pid}) for {runtime.socket_path}; log {runtime.log_path}")
+    say(f"{len(panes)} agent pane(s), {st.get('sweeps', 0)} sweeps")
     for p in panes:
-        print(f"  {p['pane']:<5} {p['address']:<20} {p['agent']:<8} {p['state'] or '-':<8} via {p['mode']}")
+        say(f"  {p['pane']:<5} {p['address']:<20} {p['agent']:<8} {p['state'] or '-':<8} via {p['mode']}")
     return 0

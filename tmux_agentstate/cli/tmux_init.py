@@ -14,16 +14,16 @@ import os
 import subprocess
 import sys
 
-from .common import CliError, add_server, tmux_for
+from .common import CliError, add_server, command, tmux_for
 
 EXAMPLE = "in tmux.conf: run-shell 'tmux-agentstate tmux-init'"
 
 
 def add(sub) -> None:
-    w = sub.add_parser("tmux-init", help="wire keys, hooks and the status segment into tmux "
-                                         "(for pip/pipx installs), then start the sidecar",
-                       description="Wire what the TPM plugin wires into this tmux server, then "
-                                   "start the sidecar; harmless to run again. Example: " + EXAMPLE)
+    w = command(sub, "tmux-init", "wire keys, hooks and the status segment into tmux for a "
+                "pip/pipx install (what the TPM plugin wires), then start the sidecar; harmless "
+                "to run again; in tmux.conf: run-shell 'tmux-agentstate tmux-init'",
+                "tmux-agentstate tmux-init", "tmux-agentstate tmux-init -L work")
     add_server(w)
     mode = w.add_mutually_exclusive_group()
     mode.add_argument("--load", dest="mode", action="store_const", const="load",

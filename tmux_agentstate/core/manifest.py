@@ -34,6 +34,10 @@ _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "iden
 # kind) is refused with one line and the last good one keeps running; `manifests update`
 # checks it before it writes anything.
 ENGINE = 2  # 2: [[marks]]
+# a manifest's `version` counts changes to its rules (the busiest is at 3): ten thousand is
+# centuries of them. Bounded so a file that claims 10**18 cannot take precedence over every
+# manifest a future release bundles (the newer of bundled and cached runs)
+MAX_VERSION = 10_000
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
 _RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment"}
 _MARK_KEYS = (_RULE_KEYS - {"state"}) | {"mark"}
@@ -262,8 +266,9 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
             isinstance(v, list) and all(isinstance(k, str) for k in v) for v in answers.values()):
         raise ManifestError(path, "[answers] maps a choice to a list of tmux key names")
     version = data.get("version", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ManifestError(path, "'version' must be a positive integer")
+    if not isinstance(version, int) or isinstance(version, bool) \
+            or not 1 <= version <= MAX_VERSION:
+        raise ManifestError(path, f"'version' must be an integer from 1 to {MAX_VERSION}")
     tested = data.get("tested", [])
     if not isinstance(tested, list) or not all(isinstance(v, str) for v in tested):
         raise ManifestError(path, "'tested' must be a list of version strings")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import tarfile
 import time
@@ -64,7 +65,46 @@ def save_report(tmux: Tmux, target: str, runtime: Runtime | None,
     agent = lk.manifest.name if lk.manifest else "unknown"
     stamp = time.strftime("%Y%m%d-%H%M%S")
     folder = (into or reports_dir()) / f"{stamp}-{agent}-{lk.info.pane_id.lstrip('%')}"
-    folder.mkdir(parents=True, mode=0o700)
+    folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the folder the user named
+    archive = folder.with_name(folder.name + ".tar.gz")
+    # what we make there is new, ours and never reached through a link: a name that exists
+    # already (a link planted in a shared folder, say) is refused, and its target untouched
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        raise ReportRefused(f"{folder} exists already ({_what(folder)}): nothing written") from None
+    try:
+        archive_fd = _create(archive)
+    except OSError as e:
+        folder.rmdir()
+        if isinstance(e, FileExistsError):
+            raise ReportRefused(f"{archive} exists already ({_what(archive)}): nothing "
+                                "written") from None
+        raise
+    try:
+        with os.fdopen(archive_fd, "wb") as out:
+            _fill(folder, out, lk, view, plain, runtime, agent, stamp)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        archive.unlink(missing_ok=True)
+        raise
+    return folder, archive
+
+
+class ReportRefused(OSError):
+    """A name the bundle would take exists already: one line, nothing written."""
+
+
+def _create(path: Path) -> int:
+    """A new private file at `path`: never an existing one, never through a symbolic link."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+
+
+def _what(path: Path) -> str:
+    return f"a link to {os.readlink(path)}" if path.is_symlink() else "another file or folder"
+
+
+def _fill(folder: Path, archive, lk, view, plain, runtime, agent: str, stamp: str) -> None:
     files = {"screen.ansi": view.text.encode("utf-8", "surrogateescape"),
              "screen.txt": (plain.text if plain else "").encode("utf-8", "surrogateescape"),
              "screen.raw": seed_bytes(view)}
@@ -87,11 +127,7 @@ def save_report(tmux: Tmux, target: str, runtime: Runtime | None,
     }
     files["report.json"] = (json.dumps(facts, indent=1, ensure_ascii=False) + "\n").encode()
     for name, data in files.items():
-        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(_create(folder / name), "wb") as f:
             f.write(data)
-    archive = folder.with_name(folder.name + ".tar.gz")
-    with tarfile.open(archive, "w:gz") as tar:
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
         tar.add(folder, arcname=folder.name)
-    os.chmod(archive, 0o600)
-    return folder, archive

@@ -14,7 +14,7 @@ a read instead of a tmux process (~4 ms of CPU each).
 """
 from .errors import ServerGone, TmuxError
 from .objects import Batch, ClientInfo, PaneInfo, PaneView, cat_into, tmux_quote
-from .server import Tmux
+from .server import Tmux, default_socket_path, listening
 
 __all__ = ["Batch", "ClientInfo", "PaneInfo", "PaneView", "ServerGone", "Tmux", "TmuxError",
-           "cat_into", "tmux_quote"]
+           "cat_into", "default_socket_path", "listening", "tmux_quote"]

@@ -1,7 +1,9 @@
 """`Tmux`: one tmux server, and the commands run on it (see the package's doc for how)."""
 from __future__ import annotations
 
+import errno
 import os
+import socket
 import time
 
 import libtmux
@@ -10,6 +12,26 @@ from .control import ControlClient
 from .errors import _SERVER_GONE, ServerGone, TmuxError
 from .objects import CLIENT_FORMAT, Batch, ClientInfo, _client_row
 from .reading import Reading
+
+
+def default_socket_path() -> str:
+    """Where tmux puts its default server's socket (no -L/-S, outside tmux)."""
+    return os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}", "default")
+
+
+def listening(path: str) -> bool:
+    """Whether a server may be there (a connect, no tmux process, nothing sent): False only
+    when none is (no socket, or one nobody accepts on); a busy or forbidden one is left to
+    the command to say."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(2)
+        try:
+            s.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError):
+            return False
+        except OSError as e:
+            return e.errno != errno.ENOTSOCK
+    return True
 
 
 class Tmux(Reading):

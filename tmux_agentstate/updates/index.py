@@ -15,6 +15,8 @@ import re
 import sys
 from dataclasses import dataclass
 
+from ..core.manifest import MAX_VERSION
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -69,6 +71,9 @@ def parse_index(text: str) -> tuple[list[Entry], list[str]]:
             refused.append(f"{name}: refused: listed twice")
         elif not _positive(e.get("version")):
             refused.append(f"{name}: refused: 'version' must be a positive integer")
+        elif e["version"] > MAX_VERSION:
+            refused.append(f"{name}: refused: version {e['version']} is past {MAX_VERSION}, "
+                           "more than any manifest will reach")
         elif not _positive(e.get("engine", 1)):
             refused.append(f"{name}: refused: 'engine' must be a positive integer")
         elif not isinstance(e.get("sha256"), str) or not SHA256.fullmatch(e["sha256"]):

@@ -3,8 +3,10 @@ the ones in force, verify each, and write it atomically into the cache folder.
 
 Every check is one line and refuses that manifest only; whatever is refused, the rules in
 force stay as they are (nothing is written before a manifest passes every check):
-- the index: reachable, at most MAX_INDEX bytes, within the deadline, valid, a known schema;
-- each manifest: an engine this code reads, newer than the bundled and cached ones, at most
+- the index: reachable, at most MAX_INDEX bytes, within the deadline (see fetch.py: one for the
+  whole request, redirects only to allowed schemes), valid, a known schema, sane versions;
+- each manifest: an engine this code reads, newer than the bundled and cached ones but at most
+  MAX_STEP versions past the one in force, at most
   MAX_MANIFEST bytes, the index's sha256, a manifest that loads (TOML, regexes, rules) with
   the name, version and engine the index says, and within the rule caps.
 """
@@ -13,15 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.catalog import BUNDLED_DIR, Catalog
 from ..core.manifest import ENGINE, Manifest, ManifestError, parse_manifest
+from .fetch import FetchError, fetch
 from .index import BadIndex, Entry, parse_index
 
 if sys.version_info >= (3, 11):
@@ -34,11 +33,11 @@ DEFAULT_URL = "https://raw.githubusercontent.com/tmux-agentstate/tmux-agentstate
 MAX_INDEX = 64 * 1024
 MAX_MANIFEST = 256 * 1024
 MAX_RULES, MAX_PATTERNS, MAX_PATTERN_CHARS = 200, 1000, 2000
-DEADLINE = 15.0  # seconds for one download, however the server trickles it
-
-
-class FetchError(Exception):
-    """One line: what could not be fetched, and why."""
+DEADLINE = 15.0  # seconds for one download, all of it: lookup, connect, headers, body, redirects
+# how far past the one in force an update may take a manifest: versions count changes to one
+# agent's rules (the busiest is at v3), so 100 is years of them; an index that claims far more
+# (v10**18, say) would shadow every bundled manifest a release brings from then on
+MAX_STEP = 100
 
 
 @dataclass(frozen=True)
@@ -52,40 +51,6 @@ def shipped_in_force(cache: Path) -> dict[str, InForce]:
     manifest (the user's own files aside: an update never replaces them)."""
     shipped = Catalog([BUNDLED_DIR, cache], cached=cache)
     return {n: InForce(shipped.get(n).version, shipped.source(n)) for n in shipped.names()}
-
-
-def fetch(url: str, cap: int, deadline: float = DEADLINE) -> bytes:
-    """The body at `url` (http, https or file), at most `cap` bytes, within `deadline` s."""
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme not in ("http", "https", "file"):
-        raise FetchError(f"{url}: only http, https and file URLs are read")
-    end = time.monotonic() + deadline
-    try:
-        # each socket wait is bounded by the timeout, the whole download by `end`: read1 takes
-        # what one receive brings, so a server that trickles cannot stretch one read
-        with urllib.request.urlopen(url, timeout=min(deadline, 5.0)) as r:
-            read = getattr(r, "read1", r.read)
-            body = b""
-            while len(body) <= cap:
-                if time.monotonic() > end:
-                    raise FetchError(f"{url}: too slow (over {deadline:g} s)")
-                chunk = read(min(65536, cap + 1 - len(body)))
-                if not chunk:
-                    break
-                body += chunk
-    except FetchError:
-        raise
-    except urllib.error.HTTPError as e:
-        raise FetchError(f"{url}: HTTP {e.code} {e.reason}") from None
-    except urllib.error.URLError as e:
-        raise FetchError(f"{url}: {getattr(e.reason, 'strerror', None) or e.reason}") from None
-    except TimeoutError:
-        raise FetchError(f"{url}: too slow (over {deadline:g} s)") from None
-    except (OSError, ValueError) as e:
-        raise FetchError(f"{url}: {getattr(e, 'strerror', None) or e}") from None
-    if len(body) > cap:
-        raise FetchError(f"{url}: over {cap // 1024} KB")
-    return body
 
 
 def within_caps(m: Manifest) -> str | None:
@@ -156,6 +121,10 @@ def _one(e: Entry, base: str, cache: Path, now: InForce | None, deadline: float)
     if now is not None and e.version < now.version:
         return f"{e.name}: refused v{e.version}: older than the {now.source} v{now.version}; " \
                f"{kept}", False
+    if now is not None and e.version > now.version + MAX_STEP:
+        return f"{e.name}: refused v{e.version}: more than {MAX_STEP} versions past the " \
+               f"{now.source} v{now.version} (a broken index? upgrade tmux-agentstate for " \
+               f"a jump this far); {kept}", False
     if now is not None and e.version == now.version:
         return f"{e.name}: v{e.version} is in force already ({now.source})", True
     try:

@@ -61,9 +61,32 @@ def cmd_watch(args) -> int:
     if args.intake:
         options["@agentstate-intake"] = args.intake
     config = Config.from_tmux(options, args.interval)
+    _tell_option_problems(tmux, config.problems)
     root.info("watching %s every %.2fs (pid %d)", runtime.socket_path, config.interval, os.getpid())
     Sidecar(tmux, runtime, config=config).run()
     return 0
+
+
+def _tell_option_problems(tmux, problems) -> None:
+    """Options the sidecar could not use (it runs with their defaults): each logged, and one
+    line to every client attached now, once per start (`doctor` lists each with its fix)."""
+    import logging
+
+    from ..tmux import TmuxError, tmux_quote
+    if not problems:
+        return
+    log = logging.getLogger("tmux_agentstate.sidecar")
+    for problem in problems:
+        log.warning("option %s", problem.line())
+    text = ("tmux-agentstate: option(s) not used: " + "; ".join(p.short() for p in problems)
+            + "; see tmux-agentstate doctor")
+    text = tmux_quote(" ".join("".join(c if c.isprintable() else " " for c in text).split()))
+    try:
+        for client in tmux.clients():
+            if not client.control:
+                tmux.run(["display-message", "-c", client.name, "-d", "10000", text])
+    except TmuxError:
+        pass
 
 
 def cmd_start(args) -> int:

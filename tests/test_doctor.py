@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from conftest import wait_for
+from tmux_agentstate.sidecar.runtime import Runtime
 from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
 from test_plugin import NO_VENV, fake_python, fresh_venv
 
@@ -100,3 +101,46 @@ def test_no_server(tmp_path):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert any("no tmux server" in p for p in problems(out))
     assert "manifest claude" in out.stdout  # the checks that need no server still ran
+
+
+def test_bad_option_values_and_a_misspelt_option_are_named(tmux_server, tmp_path, attached_client):
+    """Values the sidecar cannot use: it runs with the defaults, says so once to the attached
+    client (kept in show-messages) and in its log, and doctor names each with its fix; a
+    misspelt option name is named with the closest real one."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    srv = tmux_server
+    attached_client()
+    srv.cmd("set-option", "-g", "@agentstate-interval", "banana")
+    srv.cmd("set-option", "-g", "@agentstate-intake", "foo")
+    srv.cmd("set-option", "-g", "@agentstate-notifyy", "off")
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
+    env.pop("TMUX", None)
+    try:
+        started = subprocess.run([sys.executable, "-m", "tmux_agentstate", "start", "-L", srv.name],
+                                 capture_output=True, text=True, env=env)
+        assert started.returncode == 0, started.stderr
+        out = doctor(srv, run)
+        assert out.returncode == 1 and "sidecar running" in out.stdout, out.stdout
+        found = problems(out)
+        assert any("@agentstate-interval 'banana'" in p and "using 0.7" in p and "fix: " in p
+                   for p in found), found
+        assert any("@agentstate-intake 'foo'" in p and "emulate" in p for p in found), found
+        assert any("@agentstate-notifyy" in p and "did you mean @agentstate-notify?" in p
+                   for p in found), found
+        messages = wait_for(lambda: "\n".join(l for l in srv.cmd("show-messages").splitlines()
+                                              if " message: tmux-agentstate: option(s) not used" in l),
+                            message="the message to the client")
+        assert "@agentstate-interval 'banana'" in messages and "@agentstate-intake 'foo'" in messages
+        log = Runtime(srv.tmux.socket()).log_path
+        wait_for(lambda: log.exists() and "every 0.70s by emulate" in log.read_text(),
+                 message="the sidecar runs with the defaults")
+        assert "option @agentstate-interval 'banana'" in log.read_text()
+        status = Runtime(srv.tmux.socket()).read_status
+        wait_for(lambda: (status() or {}).get("sweeps", 0) >= 6, message="a few sweeps")
+        said = [l for l in srv.cmd("show-messages").splitlines()
+                if " message: tmux-agentstate: option(s) not used" in l]
+        assert len(said) == 1, said  # once per start, not per sweep
+    finally:
+        subprocess.run([sys.executable, "-m", "tmux_agentstate", "stop", "-L", srv.name],
+                       capture_output=True, env=env)

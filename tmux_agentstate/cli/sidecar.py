@@ -62,7 +62,8 @@ def cmd_watch(args) -> int:
         options["@agentstate-intake"] = args.intake
     config = Config.from_tmux(options, args.interval)
     _tell_option_problems(tmux, config.problems)
-    root.info("watching %s every %.2fs (pid %d)", runtime.socket_path, config.interval, os.getpid())
+    root.info("watching %s every %.2fs by %s (pid %d)", runtime.socket_path, config.interval,
+              config.intake, os.getpid())
     Sidecar(tmux, runtime, config=config).run()
     return 0
 

@@ -137,6 +137,17 @@ def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
     return out
 
 
+def check_options(options: dict[str, str]) -> list[Finding]:
+    """Each `@agentstate-*` option the sidecar cannot use as set (it runs with the default), and
+    each one no part of tmux-agentstate reads (a typo), with the closest known name."""
+    from ..sidecar.config import Config
+    problems = Config.from_tmux(options).problems
+    if not problems:
+        named = sum(1 for name in options if name.startswith("@agentstate-"))
+        return [Finding("ok", f"@agentstate-* options: {named} set, all valid")] if named else []
+    return [Finding("problem", p.line(), p.fix()) for p in problems]
+
+
 def check_sidecar(tmux: Tmux) -> list[Finding]:
     out = []
     runtime = Runtime(tmux.socket())
@@ -189,5 +200,6 @@ def diagnose(tmux: Tmux, catalog: Catalog | None = None) -> list[Finding]:
                                 "start tmux, or name the server with -L NAME / -S PATH"))
         return findings + check_manifests(catalog) + check_agents(catalog)
     return (check_versions(tmux) + check_manifests(catalog) + check_plugin(tmux, options)
+            + check_options(options)
             + check_sidecar(tmux) + check_agents(catalog)
             + [Finding("note", f"user manifests folder: {user_dir()}")])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from . import agents, classify, doctor, manifests, panes, record, sidecar
-from .common import EXIT_FAIL, CliError, err
+from .common import EXIT_FAIL, CliError, err, prune_ended_servers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    prune_ended_servers(args)
     try:
         return args.func(args)
     except CliError as e:

@@ -178,7 +178,12 @@ def cmd_stop(args) -> int:
             time.sleep(0.05)
         if runtime.running_pid():
             os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline and runtime.running_pid():
+                time.sleep(0.05)
         print(f"tmux-agentstate: stopped (pid {pid})")
+    if not runtime.running_pid():
+        runtime.forget_pane_text()  # the folder may outlive the server: no pane text in it
     if args.clean:
         from ..plugin.wiring import unwire
         for line in unwire(tmux, tmux.global_options()):

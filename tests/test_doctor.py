@@ -1,12 +1,17 @@
 """`tmux-agentstate doctor` against real tmux servers: healthy, and broken in the ways users
 break it. Exit 0 only when healthy; each problem is one line with its fix."""
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from conftest import wait_for
-from tmux_agentstate.sidecar.runtime import Runtime
+from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime
 from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
 from test_plugin import NO_VENV, fake_python, fresh_venv
 
@@ -144,3 +149,49 @@ def test_bad_option_values_and_a_misspelt_option_are_named(tmux_server, tmp_path
     finally:
         subprocess.run([sys.executable, "-m", "tmux_agentstate", "stop", "-L", srv.name],
                        capture_output=True, env=env)
+
+
+def status_line(client) -> str:
+    return client.screen().rstrip("\n").split("\n")[-1]
+
+
+def segment_visible(srv) -> str:
+    """What @agentstate_summary shows, its styles taken out."""
+    return re.sub(r"#\[[^]]*\]", "", srv.cmd("show-options", "-gqv", "@agentstate_summary")).strip()
+
+
+@pytest.mark.parametrize("fault", ["install failed", "watcher down"])
+def test_status_line_errors_fit_the_default_status_right_length(tmux_server, tmp_path,
+                                                               attached_client, fault):
+    """A real client draws the status line with tmux's default status-right-length (40): the
+    segment's short form shows whole; the whole line is in the message (show-messages) and in
+    doctor."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    srv = tmux_server
+    srv.cmd("set-environment", "-g", "XDG_RUNTIME_DIR", str(run))
+    assert srv.cmd("show-options", "-gv", "status-right-length") == "40"  # tmux's default
+    if fault == "install failed":
+        fresh_venv(srv, tmp_path, fake_python(tmp_path, "no-venv", NO_VENV))
+        whole = "has no venv module: install python"
+    else:
+        whole = "it stopped 5 times in 60 s"
+    srv.cmd("set-option", "-g", "status-right", "#{agentstate} %H:%M")
+    client = attached_client(cols=120)
+    srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
+    if fault == "watcher down":  # it keeps dying: the hooks leave it down
+        rt = Runtime(srv.tmux.socket())
+        wait_for(lambda: rt.running_pid() and srv.cmd("show-options", "-gqv", "@agentstate_badge"),
+                 timeout=15, message="sidecar up, its control client attached")
+        (rt.dir / "restarts").write_text(" ".join([str(time.time())] * RESTARTS_MAX))
+        os.kill(rt.running_pid(), signal.SIGKILL)
+    wait_for(lambda: f"agentstate: {fault} (doctor)" in segment_visible(srv), timeout=30,
+             message=f"the short form in the segment: {segment_visible(srv)!r}")
+    wait_for(lambda: whole in srv.cmd("show-messages"), message="the whole line in a message")
+    # the message (the whole line) covers the status line for a while; then the segment shows
+    wait_for(lambda: segment_visible(srv) in status_line(client), timeout=30,
+             message=f"{segment_visible(srv)!r} whole on the status line: {status_line(client)!r}")
+    assert f"agentstate: {fault} (doctor)" in status_line(client)
+    out = doctor(srv, run)
+    assert out.returncode == 1, out.stdout
+    assert all(part in out.stdout for part in whole.split(": ")), out.stdout  # cause; fix

@@ -110,7 +110,7 @@ def cmd_start(args) -> int:
             return 0  # stopped on purpose: only an explicit start brings it back
         if not runtime.note_auto_start():
             why = f"it stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s"
-            _watcher_down(tmux, why)
+            _watcher_down(tmux, runtime, why)
             raise CliError(f"watcher down: {why}; see tmux-agentstate doctor, then "
                            "tmux-agentstate start")
         if (runtime.dir / "socket").exists():  # one ran before: until the new one publishes
@@ -133,6 +133,7 @@ def cmd_start(args) -> int:
     while time.monotonic() < deadline:
         pid = runtime.running_pid()
         if pid:
+            runtime.down_path.unlink(missing_ok=True)  # it watches again
             if not args.auto:
                 print(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
             return 0
@@ -141,9 +142,12 @@ def cmd_start(args) -> int:
 
 
 def _say_in_segment(tmux, text: str) -> None:
-    """Our own word in the status segment (where #{agentstate} is), until a sidecar publishes."""
-    from ..sidecar.config import STYLES
+    """Our own word in the status segment (where #{agentstate} is), until a sidecar publishes:
+    a short form that tmux's default status-right-length shows whole (the whole line goes to
+    a message or `doctor`)."""
+    from ..sidecar.config import STYLES, segment_text
     from ..tmux import TmuxError
+    text = segment_text(text)
     try:
         tmux.run(["set-option", "-gq", "@agentstate_summary",
                   f"#[{STYLES['blocked']}] agentstate: {text} #[default]"])
@@ -151,15 +155,20 @@ def _say_in_segment(tmux, text: str) -> None:
         pass
 
 
-def _watcher_down(tmux, why: str) -> None:
-    """No sidecar will run: no pane may go on showing a dead watcher's verdict as current."""
+def _watcher_down(tmux, runtime, why: str) -> None:
+    """No sidecar will run: no pane may go on showing a dead watcher's verdict as current. The
+    segment says so briefly; `doctor` tells why (from the runtime folder)."""
     from ..tmux import TmuxError
     from ..plugin.wiring import PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS
     try:
         tmux.unset_everywhere(PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS)
     except TmuxError:
         pass
-    _say_in_segment(tmux, f"watcher down ({why})")
+    try:
+        runtime.down_path.write_text(f"watcher down: {why}\n")
+    except OSError:
+        pass
+    _say_in_segment(tmux, "watcher down (doctor)")
 
 
 def cmd_stop(args) -> int:

@@ -173,10 +173,24 @@ def check_sidecar(tmux: Tmux) -> list[Finding]:
                                       "kept up to date",
                            f"tmux-agentstate start -S {tmux.socket()} (see its log: "
                            f"{runtime.log_path})"))
+    out += check_watcher_down(runtime, pid)
     last_error = _last_error(runtime.log_path)
     if last_error:
         out.append(Finding("note", f"the sidecar log's last error: {last_error}"))
     return out
+
+
+def check_watcher_down(runtime: Runtime, pid: int | None) -> list[Finding]:
+    """The whole reason behind the status segment's short "watcher down (doctor)"."""
+    try:
+        why = runtime.down_path.read_text().strip() if not pid else ""
+    except OSError:
+        why = ""
+    if not why:
+        return []
+    return [Finding("problem", f"{why} (the status line says: watcher down)",
+                    f"see the log's last error below, then tmux-agentstate start -S "
+                    f"{runtime.socket_path}")]
 
 
 def _last_error(log: Path) -> str | None:

@@ -33,6 +33,15 @@ CHECK_PERIODS = {"off": 0.0, "daily": 86400.0, "weekly": 7 * 86400.0}
 FLAGS = {"on": True, "1": True, "yes": True, "true": True,
          "off": False, "0": False, "no": False, "false": False}
 INTERVAL_RANGE = (0.1, 10.0)
+# tmux's default status-right-length: our word in the status segment (" agentstate: TEXT ")
+# must fit it whole, so it is a short form; the whole line goes to a message and to `doctor`
+SEGMENT_WIDTH = 40
+SEGMENT_TEXT_MAX = SEGMENT_WIDTH - len(" agentstate:  ")
+
+
+def segment_text(text: str) -> str:
+    """`text` as our status segment can show it whole: cut to SEGMENT_TEXT_MAX columns."""
+    return text if len(text) <= SEGMENT_TEXT_MAX else text[:SEGMENT_TEXT_MAX - 1] + "…"
 
 # Every `@agentstate-*` option the project reads, wherever it reads it (here, plugin.tmux,
 # plugin/ensure, the key bindings, remote hosts): a name not in this list is a typo, named

@@ -103,6 +103,11 @@ class Runtime:
         """Present while the sidecar was stopped on purpose: hooks do not bring it back."""
         return self.dir / "stopped"
 
+    @property
+    def down_path(self) -> Path:
+        """Why the sidecar was left down (it kept dying), for `doctor`, until one starts."""
+        return self.dir / "down"
+
     def note_auto_start(self, now: float | None = None) -> bool:
         """Count an automatic (re)start; False when there were too many lately."""
         now = time.time() if now is None else now

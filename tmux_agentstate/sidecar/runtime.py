@@ -270,6 +270,25 @@ def prune_ended(base: Path) -> list[Path]:
         rt = Runtime(socket_path, base)
         if rt.dir != d or server_alive(socket_path) or rt.running_pid():
             continue
+        if not _no_start_under_way(d):  # a new server on that socket, its sidecar starting
+            continue
         rt.remove()
         removed.append(d)
     return removed
+
+
+def _no_start_under_way(folder: Path) -> bool:
+    """Whether no `start` holds the folder's start lock (it holds it until it has finished)."""
+    try:
+        fd = os.open(folder / "start.lock", os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)

@@ -1,20 +1,17 @@
 """The sidecar's settings, read from the user's `@agentstate-*` tmux options. Pure.
 
-A value the sidecar cannot use is never dropped in silence: parsing collects an
-`OptionProblem` (the option, its value, what it takes, the default used instead) for each, and
-names each option the project does not know with the closest one it does; the sidecar says
-them once as a message and logs them, `doctor` lists each with its fix.
+A value the sidecar cannot use is never dropped in silence: `Config.problems` names each
+(options.py reads them), and each option name the project does not know; the sidecar says them
+once as a message and logs them, `doctor` lists each with its fix.
 """
 from __future__ import annotations
 
-import difflib
 import math
-import re
-import shlex
 from dataclasses import dataclass, field
 
 from .desktop import KINDS as NOTIFY_TERMINALS
 from .notify import NotifyConfig
+from .options import OptionReader, unknown_options
 
 # what a window's badge shows, most urgent first: `done` is an idle pane whose turn finished
 # while no client showed it (the pane's own @agentstate stays idle: the contract)
@@ -30,19 +27,11 @@ STYLES = {"blocked": "fg=colour231,bg=colour160,bold",   # white on red
           "idle": "fg=colour231,bg=colour61"}            # white on slate blue
 INTAKES = ("pipe", "emulate", "capture")
 CHECK_PERIODS = {"off": 0.0, "daily": 86400.0, "weekly": 7 * 86400.0}
-FLAGS = {"on": True, "1": True, "yes": True, "true": True,
-         "off": False, "0": False, "no": False, "false": False}
 INTERVAL_RANGE = (0.1, 10.0)
 # tmux's default status-right-length: our word in the status segment (" agentstate: TEXT ")
 # must fit it whole, so it is a short form; the whole line goes to a message and to `doctor`
 SEGMENT_WIDTH = 40
 SEGMENT_TEXT_MAX = SEGMENT_WIDTH - len(" agentstate:  ")
-
-
-def segment_text(text: str) -> str:
-    """`text` as our status segment can show it whole: cut to SEGMENT_TEXT_MAX columns."""
-    return text if len(text) <= SEGMENT_TEXT_MAX else text[:SEGMENT_TEXT_MAX - 1] + "…"
-
 # Every `@agentstate-*` option the project reads, wherever it reads it (here, plugin.tmux,
 # plugin/ensure, the key bindings, remote hosts): a name not in this list is a typo, named
 # with the closest of these. A new option is added here.
@@ -57,165 +46,16 @@ KNOWN_OPTIONS = frozenset({
     *(f"@agentstate-{kind}-{state}" for kind in ("icon", "style") for state in URGENCY),
 })
 
-# tmux's style syntax (man tmux, STYLES), so a typo in a style option is named, not drawn as
-# nothing: bare words, `no` + an attribute, and `key=value`
-_STYLE_ATTRIBUTES = {"none", "acs", "bright", "bold", "dim", "underscore", "blink", "reverse",
-                     "hidden", "italics", "overline", "strikethrough", "double-underscore",
-                     "curly-underscore", "dotted-underscore", "dashed-underscore"}
-_STYLE_WORDS = _STYLE_ATTRIBUTES | {f"no{a}" for a in _STYLE_ATTRIBUTES} | {
-    "default", "push-default", "pop-default", "nolist", "norange", "noalign", "ignore",
-    "noignore"}
-_STYLE_COLOUR_KEYS = {"fg", "bg", "us", "fill"}
-_STYLE_OTHER_KEYS = {"list", "range", "align", "width"}
-# a colour: default, terminal, colour0-255, #rrggbb, or a name (the 16 and X11's names)
-_COLOUR = re.compile(r"colou?r(25[0-5]|2[0-4]\d|1?\d{1,2})|#[0-9a-f]{6}|(?!colou?r\d)[a-z][a-z0-9]*",
-                     re.IGNORECASE)
 
-
-def style_problem(style: str) -> str | None:
-    """Why `style` is not a tmux style (None: it is)."""
-    if any(ch in style for ch in "[]") or not style.isprintable():
-        return "it may not hold [, ] or control characters"
-    for item in filter(None, re.split(r"[ ,]+", style.strip())):
-        key, eq, value = item.partition("=")
-        if not eq:
-            if item.lower() not in _STYLE_WORDS:  # `#` too: only a colour may hold it
-                return f"{item!r} is no style attribute"
-        elif key.lower() in _STYLE_COLOUR_KEYS:
-            if not _COLOUR.fullmatch(value):
-                return f"{value!r} is no colour"
-        elif key.lower() not in _STYLE_OTHER_KEYS or "#" in value:
-            return f"{key!r}= is no style key"
-    return None
-
-
-@dataclass(frozen=True)
-class OptionProblem:
-    """An `@agentstate-*` option the sidecar could not use as set."""
-    option: str
-    value: str
-    takes: str     # what the option takes, in words
-    used: str      # what the sidecar uses instead (the default, or the nearest bound)
-
-    @property
-    def shown_value(self) -> str:  # the user's value, cut short (it may be anything)
-        return repr(self.value if len(self.value) <= 40 else self.value[:39] + "…")
-
-    def line(self) -> str:
-        if not self.takes:  # an option name the project does not know
-            return f"{self.option} is no tmux-agentstate option ({self.used})"
-        return f"{self.option} {self.shown_value}: takes {self.takes}; using {self.used}"
-
-    def fix(self) -> str:
-        if not self.takes:
-            return f"unset it (set -gu {self.option})" + (
-                f" and set {self.used[len('did you mean '):-1]}" if self.used.startswith("did") else "")
-        return f"set {self.option} to {self.takes}, or unset it (set -gu {self.option})"
-
-    def short(self) -> str:
-        """The few words a message line has room for."""
-        if not self.takes:
-            return f"{self.option}? ({self.used})"
-        return f"{self.option} {self.shown_value} (using {self.used})"
-
-
-def unknown_options(options: dict[str, str]) -> list[OptionProblem]:
-    """`@agentstate-*` options no part of tmux-agentstate reads, each with the closest known
-    name (a typo such as @agentstate-intervall)."""
-    out = []
-    for name in sorted(options):
-        if not name.startswith("@agentstate-") or name in KNOWN_OPTIONS:
-            continue
-        close = difflib.get_close_matches(name, sorted(KNOWN_OPTIONS), n=1, cutoff=0.6)
-        out.append(OptionProblem(name, options[name], "",
-                                 f"did you mean {close[0]}?" if close else "ignored"))
-    return out
-
-
-class _Reader:
-    """Reads options, each against what it takes, collecting what it cannot use."""
-
-    def __init__(self, options: dict[str, str]):
-        self.options = options
-        self.problems: list[OptionProblem] = []
-
-    def _bad(self, name: str, takes: str, used) -> None:
-        self.problems.append(OptionProblem(name, self.options[name], takes, str(used)))
-
-    def number(self, name: str, default: float, low: float, high: float | None,
-               unit: str = "seconds") -> float:
-        if name not in self.options:
-            return default
-        takes = (f"a number of {unit} from {low:g} to {high:g}" if high is not None
-                 else f"a number of {unit}, at least {low:g}")
-        try:
-            value = float(self.options[name])
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
-            self._bad(name, takes, f"{default:g}")
-            return default
-        bounded = min(max(value, low), high if high is not None else value)
-        if bounded != value:
-            self._bad(name, takes, f"{bounded:g}")
-        return bounded
-
-    def choice(self, name: str, default: str, choices) -> str:
-        value = self.options.get(name, default).strip().lower()
-        if value in choices:
-            return value
-        self._bad(name, "one of " + ", ".join(choices), default)
-        return default
-
-    def flag(self, name: str, default: bool) -> bool:
-        if name not in self.options:
-            return default
-        value = FLAGS.get(self.options[name].strip().lower())
-        if value is None:
-            self._bad(name, "on or off", "on" if default else "off")
-            return default
-        return value
-
-    def command(self, name: str) -> str:
-        value = self.options.get(name, "")
-        try:
-            shlex.split(value)
-        except ValueError:
-            self._bad(name, "a command line with balanced quotes", "none")
-            return ""
-        return value
-
-    def style(self, name: str, default: str) -> str:
-        value = self.options.get(name, default)
-        why = style_problem(value)
-        if why:
-            self._bad(name, f"a tmux style such as {default!r} ({why})", repr(default))
-            return default
-        return value
-
-    def manifest_check(self, name: str) -> float:
-        """off (default), daily, weekly, or a number of hours (at least 1)."""
-        value = self.options.get(name, "off").strip().lower()
-        if value in CHECK_PERIODS:
-            return CHECK_PERIODS[value]
-        takes = "off, daily, weekly or a number of hours (at least 1)"
-        try:
-            hours = float(value)
-        except ValueError:
-            hours = math.nan
-        if not math.isfinite(hours) or hours <= 0:
-            self._bad(name, takes, "off")
-            return 0.0
-        if hours < 1:
-            self._bad(name, takes, "1 hour")
-        return max(hours, 1.0) * 3600.0
+def segment_text(text: str) -> str:
+    """`text` as our status segment can show it whole: cut to SEGMENT_TEXT_MAX columns."""
+    return text if len(text) <= SEGMENT_TEXT_MAX else text[:SEGMENT_TEXT_MAX - 1] + "…"
 
 
 def manifest_check_seconds(value: str) -> float:
     """`@agentstate-manifest-check`: off (default), daily, weekly, or a number of hours (at
     least 1); anything else is off."""
-    return _Reader({"@agentstate-manifest-check": value}).manifest_check(
-        "@agentstate-manifest-check")
+    return OptionReader({"o": value}).period("o", CHECK_PERIODS, "hours", "off")
 
 
 @dataclass
@@ -244,13 +84,12 @@ class Config:
     manifest_check: float = 0.0    # seconds between manifest update checks; 0: never (default:
                                    # no network unless the user asks)
     manifest_url: str = ""         # where they come from ("": this project's manifests/)
-
     problems: list = field(default_factory=list)  # OptionProblem: what was set but not used
 
     @classmethod
     def from_tmux(cls, options: dict[str, str], interval: float | None = None) -> "Config":
         c = cls()
-        read = _Reader(options)
+        read = OptionReader(options)
         low, high = INTERVAL_RANGE
         c.interval = read.number("@agentstate-interval", c.interval, low, high)
         if interval and math.isfinite(interval):  # the command line's --interval wins
@@ -269,9 +108,9 @@ class Config:
         n.cooldown = read.number("@agentstate-notify-cooldown", n.cooldown, 0.0, None)
         n.command = read.command("@agentstate-notify-command")
         n.terminal = read.choice("@agentstate-notify-terminal", n.terminal, NOTIFY_TERMINALS)
-        c.manifest_check = read.manifest_check("@agentstate-manifest-check")
+        c.manifest_check = read.period("@agentstate-manifest-check", CHECK_PERIODS, "hours", "off")
         c.manifest_url = options.get("@agentstate-manifest-url", "")
-        c.problems = read.problems + unknown_options(options)
+        c.problems = read.problems + unknown_options(options, KNOWN_OPTIONS)
         return c
 
     def badge_format(self) -> str:

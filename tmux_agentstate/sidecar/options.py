@@ -121,7 +121,7 @@ class OptionReader:
         if not math.isfinite(value):
             self._bad(name, takes, f"{default:g}")
             return default
-        bounded = min(max(value, low), high if high is not None else value)
+        bounded = max(value, low) if high is None else min(max(value, low), high)
         if bounded != value:
             self._bad(name, takes, f"{bounded:g}")
         return bounded

@@ -47,7 +47,8 @@ def recent_bytes(runtime: Runtime, pane_id: str) -> bytes | None:
         try:
             if path.lstat().st_mtime >= asked - 0.01:
                 data = path.read_bytes()
-                path.unlink()  # pane text: in the bundle now, not left in the runtime folder
+                # pane text: in the bundle now, not left in the runtime folder
+                path.unlink(missing_ok=True)
                 return data
         except OSError:
             pass

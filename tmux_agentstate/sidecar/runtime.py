@@ -141,7 +141,7 @@ class Runtime:
                      *self.dir.glob("recent-*")]:
             try:
                 path.unlink()
-            except FileNotFoundError:
+            except OSError:  # gone already; anything else is the prune's to take
                 pass
 
     @property

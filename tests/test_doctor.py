@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import OuterClient, wait_for
 from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime
 from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
 from test_plugin import NO_VENV, fake_python, fresh_venv
@@ -195,3 +195,24 @@ def test_status_line_errors_fit_the_default_status_right_length(tmux_server, tmp
     out = doctor(srv, run)
     assert out.returncode == 1, out.stdout
     assert all(part in out.stdout for part in whole.split(": ")), out.stdout  # cause; fix
+
+
+def test_bad_options_are_told_to_the_first_client_when_none_was_attached(tmux_server, run_dir):
+    """A server started with no client (at boot): the sidecar's message waits for the first
+    client to attach (our client-attached hook), and is told once."""
+    srv = tmux_server
+    srv.cmd("set-option", "-g", "@agentstate-intake", "foo")
+    srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
+    wait_for(lambda: Runtime(srv.tmux.socket()).running_pid(), timeout=15, message="sidecar up")
+    wait_for(lambda: Runtime(srv.tmux.socket()).untold_path.exists(), message="kept for later")
+    said = lambda: [l for l in srv.cmd("show-messages").splitlines()  # noqa: E731
+                    if " message: tmux-agentstate: option(s) not used" in l]
+    client = OuterClient(srv)
+    try:
+        wait_for(said, timeout=15, message="told to the client that attached")
+        assert "@agentstate-intake 'foo'" in said()[0]
+        srv.cmd("new-session", "-d", "-s", "later")  # our hooks run again: told once only
+        time.sleep(1.0)
+        assert len(said()) == 1, said()
+    finally:
+        client.close()

@@ -61,19 +61,21 @@ def cmd_watch(args) -> int:
     if args.intake:
         options["@agentstate-intake"] = args.intake
     config = Config.from_tmux(options, args.interval)
-    _tell_option_problems(tmux, config.problems)
+    _tell_option_problems(tmux, runtime, config.problems)
     root.info("watching %s every %.2fs by %s (pid %d)", runtime.socket_path, config.interval,
               config.intake, os.getpid())
     Sidecar(tmux, runtime, config=config).run()
     return 0
 
 
-def _tell_option_problems(tmux, problems) -> None:
+def _tell_option_problems(tmux, runtime, problems) -> None:
     """Options the sidecar could not use (it runs with their defaults): each logged, and one
-    line to every client attached now, once per start (`doctor` lists each with its fix)."""
+    line to every client attached now, once per start (`doctor` lists each with its fix). With
+    no client attached (a server started at boot), the first to attach is told (_tell_untold)."""
     import logging
 
-    from ..tmux import TmuxError, tmux_quote
+    from ..tmux import tmux_quote
+    runtime.untold_path.unlink(missing_ok=True)
     if not problems:
         return
     log = logging.getLogger("tmux_agentstate.sidecar")
@@ -82,12 +84,30 @@ def _tell_option_problems(tmux, problems) -> None:
     text = ("tmux-agentstate: option(s) not used: " + "; ".join(p.short() for p in problems)
             + "; see tmux-agentstate doctor")
     text = tmux_quote(" ".join("".join(c if c.isprintable() else " " for c in text).split()))
+    if not _tell_clients(tmux, text):
+        runtime.untold_path.write_text(text)
+
+
+def _tell_clients(tmux, text: str) -> bool:
+    """`text` (a tmux format) as a message to every attached client; whether one was."""
+    from ..tmux import TmuxError
     try:
-        for client in tmux.clients():
-            if not client.control:
-                tmux.run(["display-message", "-c", client.name, "-d", "10000", text])
+        clients = [c.name for c in tmux.clients() if not c.control]
+        for name in clients:
+            tmux.run(["display-message", "-c", name, "-d", "10000", text])
     except TmuxError:
-        pass
+        return False
+    return bool(clients)
+
+
+def _tell_untold(tmux, runtime) -> None:
+    """A client attached (our hook): what the running sidecar had to say to nobody, once."""
+    try:
+        text = runtime.untold_path.read_text()
+    except OSError:
+        return
+    if _tell_clients(tmux, text):
+        runtime.untold_path.unlink(missing_ok=True)
 
 
 def cmd_start(args) -> int:
@@ -102,6 +122,7 @@ def cmd_start(args) -> int:
     runtime.hold_start_lock()
     pid = runtime.running_pid()
     if pid:
+        _tell_untold(tmux, runtime)
         if not args.auto:
             print(f"tmux-agentstate: already watching {runtime.socket_path} (pid {pid})")
         return 0

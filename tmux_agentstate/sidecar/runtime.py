@@ -108,6 +108,11 @@ class Runtime:
         """Why the sidecar was left down (it kept dying), for `doctor`, until one starts."""
         return self.dir / "down"
 
+    @property
+    def untold_path(self) -> Path:
+        """A message the sidecar had for clients when none was attached: the next one is told."""
+        return self.dir / "untold"
+
     def note_auto_start(self, now: float | None = None) -> bool:
         """Count an automatic (re)start; False when there were too many lately."""
         now = time.time() if now is None else now

@@ -1,11 +1,17 @@
 """`tmux-agentstate doctor` against real tmux servers: healthy, and broken in the ways users
 break it. Exit 0 only when healthy; each problem is one line with its fix."""
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from conftest import wait_for
+import pytest
+
+from conftest import OuterClient, wait_for
+from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime
 from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
 from test_plugin import NO_VENV, fake_python, fresh_venv
 
@@ -100,3 +106,113 @@ def test_no_server(tmp_path):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert any("no tmux server" in p for p in problems(out))
     assert "manifest claude" in out.stdout  # the checks that need no server still ran
+
+
+def test_bad_option_values_and_a_misspelt_option_are_named(tmux_server, tmp_path, attached_client):
+    """Values the sidecar cannot use: it runs with the defaults, says so once to the attached
+    client (kept in show-messages) and in its log, and doctor names each with its fix; a
+    misspelt option name is named with the closest real one."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    srv = tmux_server
+    attached_client()
+    srv.cmd("set-option", "-g", "@agentstate-interval", "banana")
+    srv.cmd("set-option", "-g", "@agentstate-intake", "foo")
+    srv.cmd("set-option", "-g", "@agentstate-notifyy", "off")
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run))
+    env.pop("TMUX", None)
+    try:
+        started = subprocess.run([sys.executable, "-m", "tmux_agentstate", "start", "-L", srv.name],
+                                 capture_output=True, text=True, env=env)
+        assert started.returncode == 0, started.stderr
+        out = doctor(srv, run)
+        assert out.returncode == 1 and "sidecar running" in out.stdout, out.stdout
+        found = problems(out)
+        assert any("@agentstate-interval 'banana'" in p and "using 0.7" in p and "fix: " in p
+                   for p in found), found
+        assert any("@agentstate-intake 'foo'" in p and "emulate" in p for p in found), found
+        assert any("@agentstate-notifyy" in p and "did you mean @agentstate-notify?" in p
+                   for p in found), found
+        messages = wait_for(lambda: "\n".join(l for l in srv.cmd("show-messages").splitlines()
+                                              if " message: tmux-agentstate: option(s) not used" in l),
+                            message="the message to the client")
+        assert "@agentstate-interval 'banana'" in messages and "@agentstate-intake 'foo'" in messages
+        log = Runtime(srv.tmux.socket()).log_path
+        wait_for(lambda: log.exists() and "every 0.70s by emulate" in log.read_text(),
+                 message="the sidecar runs with the defaults")
+        assert "option @agentstate-interval 'banana'" in log.read_text()
+        status = Runtime(srv.tmux.socket()).read_status
+        wait_for(lambda: (status() or {}).get("sweeps", 0) >= 6, message="a few sweeps")
+        said = [l for l in srv.cmd("show-messages").splitlines()
+                if " message: tmux-agentstate: option(s) not used" in l]
+        assert len(said) == 1, said  # once per start, not per sweep
+    finally:
+        subprocess.run([sys.executable, "-m", "tmux_agentstate", "stop", "-L", srv.name],
+                       capture_output=True, env=env)
+
+
+def status_line(client) -> str:
+    return client.screen().rstrip("\n").split("\n")[-1]
+
+
+def segment_visible(srv) -> str:
+    """What @agentstate_summary shows, its styles taken out."""
+    return re.sub(r"#\[[^]]*\]", "", srv.cmd("show-options", "-gqv", "@agentstate_summary")).strip()
+
+
+@pytest.mark.parametrize("fault", ["install failed", "watcher down"])
+def test_status_line_errors_fit_the_default_status_right_length(tmux_server, tmp_path,
+                                                               attached_client, fault):
+    """A real client draws the status line with tmux's default status-right-length (40): the
+    segment's short form shows whole; the whole line is in the message (show-messages) and in
+    doctor."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    srv = tmux_server
+    srv.cmd("set-environment", "-g", "XDG_RUNTIME_DIR", str(run))
+    assert srv.cmd("show-options", "-gv", "status-right-length") == "40"  # tmux's default
+    if fault == "install failed":
+        fresh_venv(srv, tmp_path, fake_python(tmp_path, "no-venv", NO_VENV))
+        whole = "has no venv module: install python"
+    else:
+        whole = "it stopped 5 times in 60 s"
+    srv.cmd("set-option", "-g", "status-right", "#{agentstate} %H:%M")
+    client = attached_client(cols=120)
+    srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
+    if fault == "watcher down":  # it keeps dying: the hooks leave it down
+        rt = Runtime(srv.tmux.socket())
+        wait_for(lambda: rt.running_pid() and srv.cmd("show-options", "-gqv", "@agentstate_badge"),
+                 timeout=15, message="sidecar up, its control client attached")
+        (rt.dir / "restarts").write_text(" ".join([str(time.time())] * RESTARTS_MAX))
+        os.kill(rt.running_pid(), signal.SIGKILL)
+    wait_for(lambda: f"agentstate: {fault} (doctor)" in segment_visible(srv), timeout=30,
+             message=f"the short form in the segment: {segment_visible(srv)!r}")
+    wait_for(lambda: whole in srv.cmd("show-messages"), message="the whole line in a message")
+    # the message (the whole line) covers the status line for a while; then the segment shows
+    wait_for(lambda: segment_visible(srv) in status_line(client), timeout=30,
+             message=f"{segment_visible(srv)!r} whole on the status line: {status_line(client)!r}")
+    assert f"agentstate: {fault} (doctor)" in status_line(client)
+    out = doctor(srv, run)
+    assert out.returncode == 1, out.stdout
+    assert all(part in out.stdout for part in whole.split(": ")), out.stdout  # cause; fix
+
+
+def test_bad_options_are_told_to_the_first_client_when_none_was_attached(tmux_server, run_dir):
+    """A server started with no client (at boot): the sidecar's message waits for the first
+    client to attach (our client-attached hook), and is told once."""
+    srv = tmux_server
+    srv.cmd("set-option", "-g", "@agentstate-intake", "foo")
+    srv.cmd("run-shell", str(ROOT / "plugin.tmux"))
+    wait_for(lambda: Runtime(srv.tmux.socket()).running_pid(), timeout=15, message="sidecar up")
+    wait_for(lambda: Runtime(srv.tmux.socket()).untold_path.exists(), message="kept for later")
+    said = lambda: [l for l in srv.cmd("show-messages").splitlines()  # noqa: E731
+                    if " message: tmux-agentstate: option(s) not used" in l]
+    client = OuterClient(srv)
+    try:
+        wait_for(said, timeout=15, message="told to the client that attached")
+        assert "@agentstate-intake 'foo'" in said()[0]
+        srv.cmd("new-session", "-d", "-s", "later")  # our hooks run again: told once only
+        time.sleep(1.0)
+        assert len(said()) == 1, said()
+    finally:
+        client.close()

@@ -87,3 +87,61 @@ def test_popup_marks_done_context_and_the_error_a_turn_ended_in(tmux_server):
     assert [l.split()[0] for l in lines] == ["done", "working", "idle"], lines
     assert "75%" in lines[0] and "[rate-limit] API Error: 429 rate_limit_error #5" in lines[0]
     assert "12%" in lines[1] and "%" not in lines[2]
+
+
+def test_selection_follows_the_pane_not_the_row():
+    from tmux_agentstate.plugin.popup import Selection
+    rows = lambda *panes: [{"pane": p} for p in panes]  # noqa: E731
+    sel = Selection()
+    assert sel.follow(rows("%1", "%2", "%3")) == 0
+    assert sel.move(rows("%1", "%2", "%3"), 2) == 2 and sel.pane == "%3"
+    assert sel.follow(rows("%3", "%1", "%2")) == 0          # %3 became blocked: to the top
+    assert sel.move(rows("%3", "%1", "%2"), 1) == 1 and sel.pane == "%1"
+    assert sel.follow(rows("%3", "%2")) == 1 and sel.pane == "%2"  # %1 gone: the row it was on
+    assert sel.follow(rows("%3")) == 0 and sel.pane == "%3"        # past the end: the last row
+    assert sel.follow([]) == 0 and sel.pane is None
+    assert sel.move([], 1) == 0 and sel.follow(rows("%4")) == 0 and sel.pane == "%4"
+
+
+def highlighted(server, pane) -> str:
+    """The text of the popup's selected (reverse video) row, as its terminal shows it."""
+    import pyte
+    text = server.cmd("capture-pane", "-p", "-e", "-t", pane)
+    lines = text.split("\n")
+    scr = pyte.Screen(200, len(lines))
+    pyte.Stream(scr).feed("\r\n".join(lines))
+    for y in range(len(lines)):
+        row = scr.buffer[y]
+        if any(row[x].reverse for x in range(5)):
+            return "".join(row[x].data for x in range(200)).rstrip()
+    return ""
+
+
+def test_popup_keeps_the_selected_pane_when_the_list_re_sorts(tmux_server):
+    """The user selects the last row's pane; it becomes blocked and moves to the top as the
+    list refreshes: the selection moves with it, so Enter (or y, or r) acts on that pane, not on
+    whichever pane slid into its row. When the selected pane goes, the row where it was is."""
+    srv = tmux_server
+    panes = {}
+    for name, state, age in (("alpha", "working", 10), ("bravo", "idle", 20), ("charlie", "idle", 30)):
+        pane = srv.new_pane("sleep 600")
+        srv.cmd("rename-session", "-t", pane, name)
+        for k, v in {"@agentstate_agent": "claude", "@agentstate": state,
+                     "@agentstate_since": str(int(time.time()) - age)}.items():
+            srv.cmd("set-option", "-p", "-t", pane, k, v)
+        panes[name] = pane
+    popup = popup_pane(srv)
+    wait_for(lambda: highlighted(srv, popup).split()[2:3] == ["alpha:0.0"], message="first row selected")
+    for _ in range(2):
+        srv.cmd("send-keys", "-t", popup, "j")
+    wait_for(lambda: "charlie:0.0" in highlighted(srv, popup), message="charlie selected")
+    srv.cmd("set-option", "-p", "-t", panes["charlie"], "@agentstate", "blocked")
+    wait_for(lambda: screen(srv, popup).split("\n")[2].startswith("blocked"), message="re-sorted")
+    wait_for(lambda: "charlie:0.0" in highlighted(srv, popup), message="the selection kept charlie")
+    assert highlighted(srv, popup).startswith("blocked")
+    srv.cmd("send-keys", "-t", popup, "j")  # to alpha, now the second row
+    wait_for(lambda: "alpha:0.0" in highlighted(srv, popup), message="alpha selected")
+    srv.cmd("kill-pane", "-t", panes["alpha"])
+    wait_for(lambda: "alpha" not in screen(srv, popup), message="alpha gone from the list")
+    wait_for(lambda: "bravo:0.0" in highlighted(srv, popup), message="the row where alpha was")
+    srv.cmd("send-keys", "-t", popup, "q")

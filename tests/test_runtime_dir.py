@@ -113,3 +113,62 @@ def test_two_servers_in_one_tmux_folder_get_their_own(tmux_server):
         assert a != b and a.parent == b.parent
     finally:
         other.kill()
+
+
+def files_holding(folder: Path, text: str) -> list[str]:
+    """Every regular file under `folder` whose bytes hold `text` (FIFOs are not read: they
+    keep nothing once nobody holds them open)."""
+    found = []
+    for path in folder.rglob("*"):
+        try:
+            if stat.S_ISREG(path.lstat().st_mode) and text.encode() in path.read_bytes():
+                found.append(path.name)
+        except OSError:
+            pass
+    return found
+
+
+def prompt_pane(server, tmp_path, marker: str) -> str:
+    """A pane whose agent, once `go` exists (after the sidecar pipes it), shows a prompt
+    whose line holds `marker`."""
+    from tmux_agentstate.core.fixtures import load_index
+    fx = next(f for f in load_index()
+              if f.agent == "claude" and f.state == "blocked" and f.kind == "command-approval")
+    raw = tmp_path / "prompt.raw"
+    raw.write_bytes(fx.path.read_bytes() + f"\x1b[1;1HDo you want to proceed? {marker}".encode())
+    go = tmp_path / "go"
+    return server.new_pane(f"env AGENTSTATE_AGENT=claude sh -c 'stty raw -echo; "
+                           f"while [ ! -e {go} ]; do sleep 0.05; done; cat {raw}; exec sleep 600'",
+                           rows=fx.rows, cols=fx.cols)
+
+
+@pytest.mark.parametrize("sidecar_at_the_end", ["stopped", "running"])
+def test_no_prompt_text_outlives_the_server(tmux_server, tmp_path, sidecar_at_the_end):
+    """The runtime folder goes with its server. A running sidecar removes it when the server
+    ends; a stopped one cannot, so `stop` leaves no pane text in it (status, a pane's last bytes
+    for `report`; the log never holds prompt lines) and the next command, whichever, prunes the
+    folder of the ended server."""
+    srv = tmux_server
+    marker = f"PROMPT-TEXT-{os.getpid()}-{sidecar_at_the_end}"
+    folder = Runtime(srv.tmux.socket()).dir
+    pane = prompt_pane(srv, tmp_path, marker)
+    assert cli("start", "-L", srv.name).returncode == 0
+    wait_for(lambda: srv.option(pane, "pane_pipe") == "1", timeout=15, message="the pane piped")
+    (tmp_path / "go").touch()
+    wait_for(lambda: srv.state(pane) == "blocked", timeout=15, message="the prompt seen")
+    assert marker in srv.option(pane, "@agentstate_detail")
+    # the pane's last bytes, as `report` asks the sidecar for them (into the runtime folder)
+    report = cli("report", pane, "-L", srv.name, "--into", str(tmp_path / "reports"))
+    assert report.returncode == 0, report.stderr
+    assert any(marker.encode() in p.read_bytes() for p in (tmp_path / "reports").rglob("recent.raw"))
+    wait_for(lambda: (Runtime(srv.tmux.socket()).read_status() or {}).get("panes"),
+             message="the status file names the pane")
+    if sidecar_at_the_end == "stopped":
+        assert cli("stop", "-L", srv.name).returncode == 0
+    srv.kill()
+    if sidecar_at_the_end == "running":
+        wait_for(lambda: not folder.exists(), message="the sidecar removes its folder")
+        return
+    assert folder.exists() and not files_holding(folder, marker), files_holding(folder, marker)
+    assert cli("manifests", "list").returncode == 0  # any command, one with no server at all
+    assert not folder.exists()

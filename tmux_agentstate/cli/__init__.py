@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from . import agents, classify, doctor, manifests, panes, record, sidecar, tmux_init
-from .common import EXIT_FAIL, CliError, add_top_server, err, merge_server, need_server
+from .common import EXIT_FAIL, CliError, add_top_server, err, merge_server, need_server, prune_ended_servers
 
 
 def version() -> str:
@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     problem = merge_server(args)
     if problem:
         parser.error(problem)
+    prune_ended_servers(args)
     try:
         need_server(args)
         return args.func(args)

@@ -86,6 +86,16 @@ def runtime_for(tmux):
         raise CliError(f"cannot use the runtime folder: {e}") from None
 
 
+def prune_ended_servers(args) -> None:
+    """What every command does first: the runtime folders of servers that have ended go (a
+    sidecar that was stopped, or killed, could not remove its own)."""
+    from ..sidecar.runtime import prune_everywhere
+    try:
+        prune_everywhere(getattr(args, "S", None))
+    except OSError:
+        pass
+
+
 def server_args(args) -> list[str]:
     if getattr(args, "S", None):
         return ["-S", args.S]

@@ -68,9 +68,53 @@ def cmd_watch(args) -> int:
     if args.intake:
         options["@agentstate-intake"] = args.intake
     config = Config.from_tmux(options, args.interval)
-    root.info("watching %s every %.2fs (pid %d)", runtime.socket_path, config.interval, os.getpid())
+    _tell_option_problems(tmux, runtime, config.problems)
+    root.info("watching %s every %.2fs by %s (pid %d)", runtime.socket_path, config.interval,
+              config.intake, os.getpid())
     Sidecar(tmux, runtime, config=config).run()
     return 0
+
+
+def _tell_option_problems(tmux, runtime, problems) -> None:
+    """Options the sidecar could not use (it runs with their defaults): each logged, and one
+    line to every client attached now, once per start (`doctor` lists each with its fix). With
+    no client attached (a server started at boot), the first to attach is told (_tell_untold)."""
+    import logging
+
+    from ..tmux import tmux_quote
+    runtime.untold_path.unlink(missing_ok=True)
+    if not problems:
+        return
+    log = logging.getLogger("tmux_agentstate.sidecar")
+    for problem in problems:
+        log.warning("option %s", problem.line())
+    text = ("tmux-agentstate: option(s) not used: " + "; ".join(p.short() for p in problems)
+            + "; see tmux-agentstate doctor")
+    text = tmux_quote(" ".join("".join(c if c.isprintable() else " " for c in text).split()))
+    if not _tell_clients(tmux, text):
+        runtime.untold_path.write_text(text)
+
+
+def _tell_clients(tmux, text: str) -> bool:
+    """`text` (a tmux format) as a message to every attached client; whether one was."""
+    from ..tmux import TmuxError
+    try:
+        clients = [c.name for c in tmux.clients() if not c.control]
+        for name in clients:
+            tmux.run(["display-message", "-c", name, "-d", "10000", text])
+    except TmuxError:
+        return False
+    return bool(clients)
+
+
+def _tell_untold(tmux, runtime) -> None:
+    """A client attached (our hook): what the running sidecar had to say to nobody, once."""
+    try:
+        text = runtime.untold_path.read_text()
+    except OSError:
+        return
+    if _tell_clients(tmux, text):
+        runtime.untold_path.unlink(missing_ok=True)
 
 
 def cmd_start(args) -> int:
@@ -85,6 +129,7 @@ def cmd_start(args) -> int:
     runtime.hold_start_lock()
     pid = runtime.running_pid()
     if pid:
+        _tell_untold(tmux, runtime)
         if not args.auto:
             say(f"tmux-agentstate: already watching {runtime.socket_path} (pid {pid})")
         return 0
@@ -93,7 +138,7 @@ def cmd_start(args) -> int:
             return 0  # stopped on purpose: only an explicit start brings it back
         if not runtime.note_auto_start():
             why = f"it stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s"
-            _watcher_down(tmux, why)
+            _watcher_down(tmux, runtime, why)
             raise CliError(f"watcher down: {why}; see tmux-agentstate doctor, then "
                            "tmux-agentstate start")
         if (runtime.dir / "socket").exists():  # one ran before: until the new one publishes
@@ -116,6 +161,7 @@ def cmd_start(args) -> int:
     while time.monotonic() < deadline:
         pid = runtime.running_pid()
         if pid:
+            runtime.down_path.unlink(missing_ok=True)  # it watches again
             if not args.auto:
                 say(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
             return 0
@@ -124,9 +170,12 @@ def cmd_start(args) -> int:
 
 
 def _say_in_segment(tmux, text: str) -> None:
-    """Our own word in the status segment (where #{agentstate} is), until a sidecar publishes."""
-    from ..sidecar.config import STYLES, in_own_style
+    """Our own word in the status segment (where #{agentstate} is), until a sidecar publishes:
+    a short form that tmux's default status-right-length shows whole (the whole line goes to
+    a message or `doctor`)."""
+    from ..sidecar.config import STYLES, in_own_style, segment_text
     from ..tmux import TmuxError
+    text = segment_text(text)
     try:
         tmux.run(["set-option", "-gq", "@agentstate_summary",
                   in_own_style(STYLES['blocked'], f" agentstate: {text} ")])
@@ -134,15 +183,20 @@ def _say_in_segment(tmux, text: str) -> None:
         pass
 
 
-def _watcher_down(tmux, why: str) -> None:
-    """No sidecar will run: no pane may go on showing a dead watcher's verdict as current."""
+def _watcher_down(tmux, runtime, why: str) -> None:
+    """No sidecar will run: no pane may go on showing a dead watcher's verdict as current. The
+    segment says so briefly; `doctor` tells why (from the runtime folder)."""
     from ..tmux import TmuxError
     from ..plugin.wiring import PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS
     try:
         tmux.unset_everywhere(PUBLISHED_PANE_OPTIONS, WINDOW_OPTIONS)
     except TmuxError:
         pass
-    _say_in_segment(tmux, f"watcher down ({why})")
+    try:
+        runtime.down_path.write_text(f"watcher down: {why}\n")
+    except OSError:
+        pass
+    _say_in_segment(tmux, "watcher down (doctor)")
 
 
 def cmd_stop(args) -> int:
@@ -161,7 +215,12 @@ def cmd_stop(args) -> int:
             time.sleep(0.05)
         if runtime.running_pid():
             os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline and runtime.running_pid():
+                time.sleep(0.05)
         say(f"tmux-agentstate: stopped (pid {pid})")
+    if not runtime.running_pid():
+        runtime.forget_pane_text()  # the folder may outlive the server: no pane text in it
     if args.clean:
         from ..plugin.wiring import unwire
         for line in unwire(tmux, tmux.global_options()):

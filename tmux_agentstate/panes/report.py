@@ -47,7 +47,10 @@ def recent_bytes(runtime: Runtime, pane_id: str) -> bytes | None:
     while time.monotonic() < deadline:
         try:
             if path.lstat().st_mtime >= asked - 0.01:
-                return path.read_bytes()
+                data = path.read_bytes()
+                # pane text: in the bundle now, not left in the runtime folder
+                path.unlink(missing_ok=True)
+                return data
         except OSError:
             pass
         time.sleep(0.05)

@@ -181,6 +181,17 @@ def check_command(exe_dir: Path | None = None) -> list[Finding]:
                             "-m tmux_agentstate")]
 
 
+def check_options(options: dict[str, str]) -> list[Finding]:
+    """Each `@agentstate-*` option the sidecar cannot use as set (it runs with the default), and
+    each one no part of tmux-agentstate reads (a typo), with the closest known name."""
+    from ..sidecar.config import Config
+    problems = Config.from_tmux(options).problems
+    if not problems:
+        named = sum(1 for name in options if name.startswith("@agentstate-"))
+        return [Finding("ok", f"@agentstate-* options: {named} set, all valid")] if named else []
+    return [Finding("problem", p.line(), p.fix()) for p in problems]
+
+
 def check_sidecar(tmux: Tmux) -> list[Finding]:
     out = []
     runtime = Runtime(tmux.socket())
@@ -206,10 +217,24 @@ def check_sidecar(tmux: Tmux) -> list[Finding]:
                                       "kept up to date",
                            f"tmux-agentstate start -S {tmux.socket()} (see its log: "
                            f"{runtime.log_path})"))
+    out += check_watcher_down(runtime, pid)
     last_error = _last_error(runtime.log_path)
     if last_error:
         out.append(Finding("note", f"the sidecar log's last error: {last_error}"))
     return out
+
+
+def check_watcher_down(runtime: Runtime, pid: int | None) -> list[Finding]:
+    """The whole reason behind the status segment's short "watcher down (doctor)"."""
+    try:
+        why = runtime.down_path.read_text().strip() if not pid else ""
+    except OSError:
+        why = ""
+    if not why:
+        return []
+    return [Finding("problem", f"{why} (the status line says: watcher down)",
+                    f"see the log's last error below, then tmux-agentstate start -S "
+                    f"{runtime.socket_path}")]
 
 
 def _last_error(log: Path) -> str | None:
@@ -233,6 +258,6 @@ def diagnose(tmux: Tmux, catalog: Catalog | None = None) -> list[Finding]:
                                 "start tmux, or name the server with -L NAME / -S PATH"))
         return findings + check_manifests(catalog) + check_agents(catalog)
     return (check_versions(tmux) + check_command() + check_manifests(catalog)
-            + check_plugin(tmux, options)
+            + check_plugin(tmux, options) + check_options(options)
             + check_sidecar(tmux) + check_agents(catalog)
             + [Finding("note", f"user manifests folder: {user_dir()}")])

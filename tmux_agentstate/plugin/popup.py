@@ -43,6 +43,30 @@ def format_row(r: dict, now: float, width: int) -> str:
     return line[: max(0, width - 1)]
 
 
+class Selection:
+    """Which row is selected, kept by pane, not by row: the list is re-read every second and
+    re-sorts (a pane that becomes blocked moves to the top), and a key must act on the pane the
+    user chose. When that pane is gone, the row nearest where it was is selected."""
+
+    def __init__(self):
+        self.pane: str | None = None
+        self.index = 0
+
+    def follow(self, rows: list[dict]) -> int:
+        """The selected row's index in freshly loaded `rows`."""
+        at = next((i for i, r in enumerate(rows) if r["pane"] == self.pane), None)
+        if at is None:  # gone (or the first load): the row where it was, or the last
+            at = min(self.index, max(0, len(rows) - 1))
+        self.index = at
+        self.pane = rows[at]["pane"] if rows else None
+        return at
+
+    def move(self, rows: list[dict], step: int) -> int:
+        self.index = min(max(self.index + step, 0), max(0, len(rows) - 1))
+        self.pane = rows[self.index]["pane"] if rows else None
+        return self.index
+
+
 def answer(tmux: Tmux, pane: str, choice: str) -> str:
     """Answer a dialog after a fresh look (the prompt may be gone since the list was drawn)."""
     from ..panes import fresh
@@ -75,7 +99,7 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
         except curses.error:
             pass
         pairs = {s: curses.color_pair(i) for i, s in enumerate(COLOURS, 1)}
-        sel = 0
+        selection = Selection()
         message = ""
         while True:
             try:
@@ -91,7 +115,7 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
                 stdscr.addnstr(h - 1, 0, message, w - 1, curses.A_BOLD)
             if not rows:
                 stdscr.addnstr(2, 2, "no agents", w - 3)
-            sel = min(sel, max(0, len(rows) - 1))
+            sel = selection.follow(rows)
             for i, r in enumerate(rows[: max(0, h - 2)]):
                 attr = pairs.get(shown_state(r), 0) | (curses.A_REVERSE if i == sel else 0)
                 stdscr.addnstr(i + 2, 0, format_row(r, now, w), w - 1, attr)
@@ -100,9 +124,9 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
             if key in (ord("q"), 27):
                 return None
             if key in (curses.KEY_DOWN, ord("j")):
-                sel = min(sel + 1, max(0, len(rows) - 1))
+                sel = selection.move(rows, 1)
             elif key in (curses.KEY_UP, ord("k")):
-                sel = max(sel - 1, 0)
+                sel = selection.move(rows, -1)
             elif key in (curses.KEY_ENTER, 10, 13) and rows:
                 return rows[sel]["pane"]
             elif key == ord("r") and rows:

@@ -1,9 +1,17 @@
-"""The sidecar's settings, read from the user's `@agentstate-*` tmux options. Pure."""
+"""The sidecar's settings, read from the user's `@agentstate-*` tmux options. Pure.
+
+A value the sidecar cannot use is never dropped in silence: `Config.problems` names each
+(options.py reads them), and each option name the project does not know; the sidecar says them
+once as a message and logs them, `doctor` lists each with its fix.
+"""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from .desktop import KINDS as NOTIFY_TERMINALS
 from .notify import NotifyConfig
+from .options import OptionReader, unknown_options
 
 # what a window's badge shows, most urgent first: `done` is an idle pane whose turn finished
 # while no client showed it (the pane's own @agentstate stays idle: the contract)
@@ -27,19 +35,35 @@ def in_own_style(style: str, text: str) -> str:
     to it; pop-default hands the default back to the status line's."""
     return f"#[push-default]#[{style}]{text}#[default]#[pop-default]"
 CHECK_PERIODS = {"off": 0.0, "daily": 86400.0, "weekly": 7 * 86400.0}
+INTERVAL_RANGE = (0.1, 10.0)
+# tmux's default status-right-length: our word in the status segment (" agentstate: TEXT ")
+# must fit it whole, so it is a short form; the whole line goes to a message and to `doctor`
+SEGMENT_WIDTH = 40
+SEGMENT_TEXT_MAX = SEGMENT_WIDTH - len(" agentstate:  ")
+# Every `@agentstate-*` option the project reads, wherever it reads it (here, plugin.tmux,
+# plugin/ensure, the key bindings, remote hosts): a name not in this list is a typo, named
+# with the closest of these. A new option is added here.
+KNOWN_OPTIONS = frozenset({
+    "@agentstate-interval", "@agentstate-intake", "@agentstate-capture-interval",
+    "@agentstate-notify", "@agentstate-notify-idle", "@agentstate-notify-bell",
+    "@agentstate-notify-cooldown", "@agentstate-notify-command", "@agentstate-notify-terminal",
+    "@agentstate-manifest-check", "@agentstate-manifest-url",
+    "@agentstate-key", "@agentstate-popup-key", "@agentstate-next-key",
+    "@agentstate-venv", "@agentstate-python", "@agentstate-default-segment",
+    "@agentstate-hosts", "@agentstate-ssh", "@agentstate-remote-command",
+    *(f"@agentstate-{kind}-{state}" for kind in ("icon", "style") for state in URGENCY),
+})
+
+
+def segment_text(text: str) -> str:
+    """`text` as our status segment can show it whole: cut to SEGMENT_TEXT_MAX columns."""
+    return text if len(text) <= SEGMENT_TEXT_MAX else text[:SEGMENT_TEXT_MAX - 1] + "…"
 
 
 def manifest_check_seconds(value: str) -> float:
     """`@agentstate-manifest-check`: off (default), daily, weekly, or a number of hours (at
     least 1); anything else is off."""
-    value = value.strip().lower()
-    if value in CHECK_PERIODS:
-        return CHECK_PERIODS[value]
-    try:
-        hours = float(value)
-    except ValueError:
-        return 0.0
-    return max(hours, 1.0) * 3600.0 if hours > 0 else 0.0
+    return OptionReader({"o": value}).period("o", CHECK_PERIODS, "hours", "off")
 
 
 @dataclass
@@ -68,30 +92,33 @@ class Config:
     manifest_check: float = 0.0    # seconds between manifest update checks; 0: never (default:
                                    # no network unless the user asks)
     manifest_url: str = ""         # where they come from ("": this project's manifests/)
+    problems: list = field(default_factory=list)  # OptionProblem: what was set but not used
 
     @classmethod
     def from_tmux(cls, options: dict[str, str], interval: float | None = None) -> "Config":
         c = cls()
-        try:
-            c.interval = float(options.get("@agentstate-interval", c.interval))
-        except ValueError:
-            pass
-        if interval:
-            c.interval = interval
-        c.interval = min(max(c.interval, 0.1), 10.0)
-        intake = options.get("@agentstate-intake", c.intake)
-        c.intake = intake if intake in INTAKES else c.intake
-        try:
-            c.capture_interval = min(max(float(options.get("@agentstate-capture-interval",
-                                                           c.capture_interval)), 0.1), c.interval)
-        except ValueError:
-            pass
+        read = OptionReader(options)
+        low, high = INTERVAL_RANGE
+        c.interval = read.number("@agentstate-interval", c.interval, low, high)
+        if interval and math.isfinite(interval):  # the command line's --interval wins
+            c.interval = min(max(interval, low), high)
+        c.intake = read.choice("@agentstate-intake", c.intake, INTAKES)
+        # never slower than the sweep itself
+        c.capture_interval = min(read.number("@agentstate-capture-interval", c.capture_interval,
+                                             low, high), c.interval)
         for s in URGENCY:
             c.icons[s] = options.get(f"@agentstate-icon-{s}", c.icons[s])
-            c.styles[s] = options.get(f"@agentstate-style-{s}", c.styles[s])
-        c.notify = NotifyConfig.from_options(options)
-        c.manifest_check = manifest_check_seconds(options.get("@agentstate-manifest-check", "off"))
+            c.styles[s] = read.style(f"@agentstate-style-{s}", c.styles[s])
+        n = c.notify
+        n.enabled = read.flag("@agentstate-notify", n.enabled)
+        n.on_idle = read.flag("@agentstate-notify-idle", n.on_idle)
+        n.bell = read.flag("@agentstate-notify-bell", n.bell)
+        n.cooldown = read.number("@agentstate-notify-cooldown", n.cooldown, 0.0, None)
+        n.command = read.command("@agentstate-notify-command")
+        n.terminal = read.choice("@agentstate-notify-terminal", n.terminal, NOTIFY_TERMINALS)
+        c.manifest_check = read.period("@agentstate-manifest-check", CHECK_PERIODS, "hours", "off")
         c.manifest_url = options.get("@agentstate-manifest-url", "")
+        c.problems = read.problems + unknown_options(options, KNOWN_OPTIONS)
         return c
 
     def badge_format(self) -> str:

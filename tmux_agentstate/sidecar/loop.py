@@ -289,6 +289,7 @@ class Sidecar:
         old, new = change
         if new:
             self.publish.note(w, new.state, old.state if old else None, w.since)
-        log.info("%s (%s) %s: %s → %s [%s] %s", w.pane_id, w.info.address, w.manifest.name,
+        # the rule, not the prompt line: no pane text in a log that may outlive its server
+        log.info("%s (%s) %s: %s → %s [%s]", w.pane_id, w.info.address, w.manifest.name,
                  old.state if old else "-", new.state if new else "-",
-                 new.rule if new else "", new.detail if new else "")
+                 new.rule if new else "")

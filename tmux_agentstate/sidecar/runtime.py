@@ -10,6 +10,7 @@ the user's, and closed to others; we never change the mode of what we did not ma
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -79,10 +80,15 @@ class Runtime:
         self._lock_fd: int | None = None
 
     def ensure(self) -> "Runtime":
-        """Make the folder, private; raises RuntimeDirError if a part of it is not safe."""
+        """Make the folder, private, noting which server it is for (so a later command can
+        tell a folder whose server has ended); raises RuntimeDirError if a part of it is not
+        safe."""
         try:
             for d in (self.dir.parent, self.dir):
                 _private_folder(d)
+            note = self.dir / "socket"
+            if not note.is_file() or note.read_text() != self.socket_path:
+                note.write_text(self.socket_path)
         except RuntimeDirError:
             raise
         except OSError as e:
@@ -90,16 +96,22 @@ class Runtime:
         return self
 
     def ensure_with_socket(self) -> "Runtime":
-        """ensure(), and note which server this folder is for (so a later start can tell a
-        folder whose server has ended)."""
-        self.ensure()
-        (self.dir / "socket").write_text(self.socket_path)
-        return self
+        return self.ensure()
 
     @property
     def stopped_path(self) -> Path:
         """Present while the sidecar was stopped on purpose: hooks do not bring it back."""
         return self.dir / "stopped"
+
+    @property
+    def down_path(self) -> Path:
+        """Why the sidecar was left down (it kept dying), for `doctor`, until one starts."""
+        return self.dir / "down"
+
+    @property
+    def untold_path(self) -> Path:
+        """A message the sidecar had for clients when none was attached: the next one is told."""
+        return self.dir / "untold"
 
     def note_auto_start(self, now: float | None = None) -> bool:
         """Count an automatic (re)start; False when there were too many lately."""
@@ -124,6 +136,18 @@ class Runtime:
     def remove(self) -> None:
         """The folder and all in it (FIFOs, lock, log, status): its server has ended."""
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def forget_pane_text(self) -> None:
+        """No sidecar runs (`stop`): nothing of the panes stays behind it, since the folder may
+        outlive its server until a later command prunes it. The status file (pane addresses,
+        what the sidecar made of each) and any pane's last bytes (`report`) go; the log holds no
+        pane text (the sidecar logs rule ids, not prompt lines)."""
+        for path in [self.status_path, self.status_path.with_suffix(".tmp"),
+                     *self.dir.glob("recent-*")]:
+            try:
+                path.unlink()
+            except OSError:  # gone already; anything else is the prune's to take
+                pass
 
     @property
     def lock_path(self) -> Path:
@@ -184,20 +208,58 @@ class Runtime:
 
 
 def server_alive(socket_path: str) -> bool:
-    """Whether a tmux server listens on this socket (a connect, no tmux process)."""
+    """Whether a tmux server listens on this socket (a connect, no tmux process). Only a socket
+    that is gone or refuses counts as ended: a server too busy to accept at once is alive."""
     s = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    s.settimeout(1.0)
     try:
         s.connect(socket_path)
         return True
-    except OSError:
-        return False
+    except OSError as e:
+        return e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK, errno.ENOTDIR)
     finally:
         s.close()
 
 
+def tmux_socket_dir() -> Path:
+    """Where tmux puts a server's socket when none is named by path (`-L`, the default)."""
+    return Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+
+
+def known_bases(socket_path: str | None = None) -> list[Path]:
+    """Every folder that may hold our per-server folders (base_dir's choices): beside tmux's
+    own sockets, beside the named or current server's, under $XDG_RUNTIME_DIR, the fallback."""
+    sockets = [tmux_socket_dir() / "default"]
+    current = os.environ.get("TMUX", "").split(",")[0]
+    for path in (socket_path, current):
+        if path:
+            sockets.append(Path(path))
+    bases = [Path(sock).parent / BESIDE_SOCKET for sock in sockets]
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        bases.append(Path(xdg) / "tmux-agentstate")
+    bases.append(Path(tempfile.gettempdir()) / f"tmux-agentstate-{os.getuid()}")
+    return list(dict.fromkeys(bases))
+
+
+def prune_everywhere(socket_path: str | None = None) -> list[Path]:
+    """prune_ended in every folder that may hold ours: what each command runs first, so a
+    server that ended while no sidecar watched it (stopped, or killed) leaves no folder behind
+    past the next command. Never fails: it is housekeeping."""
+    removed = []
+    for base in known_bases(socket_path):
+        if unsafe(base) is None:  # only a private folder of ours is looked into
+            try:
+                removed += prune_ended(base)
+            except OSError:
+                pass
+    return removed
+
+
 def prune_ended(base: Path) -> list[Path]:
-    """Remove the folders of servers that have ended (their sidecar was killed, so it could
-    not remove its own): no server on the socket they name, and no sidecar holding the lock."""
+    """Remove the folders of servers that have ended without a sidecar to remove its own (it
+    was stopped, or killed): no server on the socket they name, and no sidecar holding the
+    lock."""
     removed = []
     try:
         entries = list(base.iterdir())
@@ -213,6 +275,25 @@ def prune_ended(base: Path) -> list[Path]:
         rt = Runtime(socket_path, base)
         if rt.dir != d or server_alive(socket_path) or rt.running_pid():
             continue
+        if not _no_start_under_way(d):  # a new server on that socket, its sidecar starting
+            continue
         rt.remove()
         removed.append(d)
     return removed
+
+
+def _no_start_under_way(folder: Path) -> bool:
+    """Whether no `start` holds the folder's start lock (it holds it until it has finished)."""
+    try:
+        fd = os.open(folder / "start.lock", os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)

@@ -251,3 +251,83 @@ def test_safe_name_keeps_plain_names_and_caps_the_rest():
     assert safe_name("permission.asked") == "permission.asked"
     assert safe_name("a b#(x)\x1b") == "a_b__x__"
     assert len(safe_name("x" * 1000)) == 40 and safe_name("") == "-"
+
+
+# -- the real Codex 0.171: a shared app-server daemon runs every plain session's hooks -------------
+from test_real_agents import (CODEX_DIALOG, AgentPane, CodexHome, codex_mock, hcodex,  # noqa: E402,F401
+                              needs_codex)
+
+
+def _trust_hooks(agent: AgentPane) -> None:
+    """Codex's "Hooks need review" (at start-up, or late over the composer when a daemon
+    serves the session): trust all, until the composer has stood alone for 3 s."""
+    deadline, calm_since = time.time() + 90, None
+    while True:
+        scr = agent.screen()
+        assert time.time() < deadline, scr
+        if "t trust all" in scr:
+            agent.keys("t")
+            calm_since = None
+        elif "Trust all and continue" in scr:
+            agent.keys("Enter" if re.search(r"›\s*2\. Trust all and continue", scr) else "Down")
+            calm_since = None
+        elif "? for shortcuts" in scr:
+            calm_since = calm_since or time.time()
+            if time.time() - calm_since > 3:
+                return
+        time.sleep(0.5)
+
+
+@needs_codex
+def test_codex_daemon_runs_a_second_panes_hooks_with_the_first_panes_env_and_it_counts_nowhere(
+        tmux_server, sidecar, codex_mock, tmp_path):
+    """Two plain `codex` (not launched: the user wired our hook into config.toml) in two panes
+    share one app-server daemon, started by the first with the first pane's environment; it
+    runs the second session's hooks too, so their reports are set on the FIRST pane. They carry
+    no proof: the first pane's state does not move, and the sidecar says why once."""
+    home = CodexHome(codex_mock)
+    try:
+        proj2 = home.base / "proj2"
+        proj2.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=proj2, check=True)
+        hook_cmd = f"{sys.executable} -m tmux_agentstate.hook codex UserPromptSubmit 2>/dev/null || true"
+        config = home.home / "config.toml"
+        config.write_text(config.read_text() + f'\n[projects."{proj2}"]\ntrust_level = "trusted"\n'
+                          f'\n[hooks]\nUserPromptSubmit = [{{hooks=[{{type="command",command="{hook_cmd}",timeout=5}}]}}]\n')
+        sc = sidecar(interval=0.3).start()
+        first = AgentPane(tmux_server, [str(hcodex.CODEX_BIN)], home.env(), home.proj, rows=30, cols=100)
+        _trust_hooks(first)
+        second = AgentPane(tmux_server, [str(hcodex.CODEX_BIN)], home.env(), proj2, rows=30, cols=100)
+        _trust_hooks(second)
+        wait_for(lambda: tmux_server.state(first.pane) == "idle" and tmux_server.state(second.pane) == "idle",
+                 timeout=30, message="both idle")
+
+        def daemons():
+            found = []
+            for pid in hcodex.pids_naming(str(home.home)):
+                try:
+                    if b"app-server\0--listen" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                        found.append(pid)
+                except OSError:
+                    continue
+            return found
+
+        wait_for(daemons, timeout=30, message="the app-server daemon")
+        assert len(daemons()) == 1, daemons()
+        daemon_env = Path(f"/proc/{daemons()[0]}/environ").read_bytes().split(b"\0")
+        assert f"TMUX_PANE={first.pane}".encode() in daemon_env
+        second.type("please execute `sleep 10 && ls` thanks")
+        second.keys("Enter")
+        second.wait_text(CODEX_DIALOG, timeout=30)  # the second pane's turn runs (and waits)
+        # its UserPromptSubmit report sits on the first pane (the daemon's TMUX_PANE) ...
+        assert "hook:codex:UserPromptSubmit" in tmux_server.option(first.pane, "@agentstate_report")
+        assert tmux_server.option(second.pane, "@agentstate_report") == ""
+        # ... and does not count there: the first pane stays idle, with one line in the log
+        wait_for(lambda: refusals(sc, first.pane), timeout=20, message="the refusal logged")
+        settle(sc)
+        assert tmux_server.state(first.pane) == "idle", sidecar_log(sc)
+        assert tmux_server.state(second.pane) == "blocked"  # its own screen says so
+        assert len(refusals(sc, first.pane)) == 1, sidecar_log(sc)
+    finally:
+        tmux_server.kill()
+        home.close()

@@ -195,7 +195,8 @@ def test_a_nested_agent_inheriting_the_pane_and_token_does_not_report_onto_it(tm
     assert agent.report() == before
     # a nested `tmux-agentstate launch claude` (an alias in the tool's shell): its tty is the
     # pane's and its process group is in front, but the agent launched there is above it
-    agent.ask(tool=f"{sys.executable} -m tmux_agentstate launch claude --once=Stop < /dev/tty")
+    tty = tmux_server.option(agent.pane, "pane_tty")
+    agent.ask(tool=f"{sys.executable} -m tmux_agentstate launch claude --once=Stop < {tty}")
     assert agent.report() == before
     assert tmux_server.option(agent.pane, "@agentstate_launch") == recorded
     settle(sc)
@@ -206,16 +207,20 @@ def test_a_nested_agent_inheriting_the_pane_and_token_does_not_report_onto_it(tm
 
 
 def test_a_nested_launch_hands_on_no_token(tmux_server, tmp_path):
+    """Whether its stdin is the pane's terminal in front (the agent above it is what tells) or
+    not a terminal at all (a tool call's pipe)."""
     agent = StandIn(tmux_server, tmp_path)
     out = tmp_path / "env.json"
     dump = f"{sys.executable} -c 'import json, os; json.dump(dict(os.environ), open(\"{out}\", \"w\"))'"
     agent.bin.joinpath("envdump").write_text(f"#!/bin/sh\nexec {dump}\n")
     agent.bin.joinpath("envdump").chmod(0o755)
-    agent.ask(tool=f"{sys.executable} -m tmux_agentstate launch envdump < /dev/tty")
-    env = json.loads(out.read_text())
-    assert env["AGENTSTATE_AGENT"] == "envdump" and env["TMUX_PANE"] == agent.pane
-    assert not {"AGENTSTATE_TOKEN", "AGENTSTATE_LAUNCH_PID"} & set(env)
-    assert LaunchRecord.parse(tmux_server.option(agent.pane, "@agentstate_launch")).pid == agent.pid
+    for stdin in (tmux_server.option(agent.pane, "pane_tty"), "/dev/null"):
+        out.unlink(missing_ok=True)
+        agent.ask(tool=f"{sys.executable} -m tmux_agentstate launch envdump < {stdin}")
+        env = json.loads(out.read_text())
+        assert env["AGENTSTATE_AGENT"] == "envdump" and env["TMUX_PANE"] == agent.pane
+        assert not {"AGENTSTATE_TOKEN", "AGENTSTATE_LAUNCH_PID"} & set(env), stdin
+        assert LaunchRecord.parse(tmux_server.option(agent.pane, "@agentstate_launch")).pid == agent.pid
 
 
 # -- (d) hostile agent and event names ---------------------------------------------------------------

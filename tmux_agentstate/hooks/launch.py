@@ -186,8 +186,9 @@ BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args),
 
 def foreground_of(tty: str) -> bool:
     """Whether this process is in front on that terminal (its tty is ours, our group in front)."""
-    try:
-        return os.isatty(0) and os.ttyname(0) == tty and os.tcgetpgrp(0) == os.getpgrp()
+    try:  # by device, not by name: stdin may be the same terminal opened as /dev/tty
+        return (os.isatty(0) and os.fstat(0).st_rdev == os.stat(tty).st_rdev
+                and os.tcgetpgrp(0) == os.getpgrp())
     except OSError:
         return False
 

@@ -21,6 +21,7 @@ import pytest
 
 from conftest import replay_command, wait_for
 from test_signals import IDLE, cli, hook, launch_record
+from test_wheel import wheel_venv  # noqa: F401 (a fixture)
 from tmux_agentstate.core.origin import LaunchRecord, refusal, safe_name
 
 STANDIN = r'''#!PYTHON
@@ -60,7 +61,8 @@ while True:  # what the test asks of it: {"hook": EVENT} or {"tool": SHELL COMMA
 class StandIn:
     """The stand-in agent in a pane of its own, started as `claude` (through launch or not)."""
 
-    def __init__(self, server, tmp_path: Path, launched: bool = True):
+    def __init__(self, server, tmp_path: Path, launched: bool = True,
+                 launcher: str = f"{sys.executable} -m tmux_agentstate"):
         self.server, self.dir = server, tmp_path / "standin"
         self.bin, self.inbox = self.dir / "bin", self.dir / "inbox"
         self.bin.mkdir(parents=True)
@@ -71,7 +73,7 @@ class StandIn:
         self.env = {"PATH": f"{self.bin}:{os.path.dirname(sys.executable)}:/usr/bin:/bin",
                     "STANDIN_SCREEN": str(IDLE.path), "STANDIN_INBOX": str(self.inbox),
                     "STANDIN_PID": str(self.dir / "pid")}
-        argv = (f"{sys.executable} -m tmux_agentstate launch claude" if launched
+        argv = (f"{launcher} launch claude" if launched
                 else f"env AGENTSTATE_AGENT=claude {exe}")
         # PATH in the command: tmux gives a new pane the client's PATH, whatever -e says
         self.pane = server.new_pane(f"env PATH={self.env['PATH']} {argv}", rows=IDLE.rows,
@@ -133,6 +135,21 @@ def test_each_launch_gets_its_own_token_and_the_old_ones_reports_stop_counting(t
     tmux_server.cmd("set-option", "-p", "-t", two.pane, "@agentstate_report", one.report())
     assert refusal(one.report(), tmux_server.option(two.pane, "@agentstate_launch"))
     assert refusal(one.report(), tmux_server.option(one.pane, "@agentstate_launch")) is None
+
+
+def test_from_the_wheel_the_launched_agents_report_lands_with_its_token(tmux_server, sidecar, tmp_path, wheel_venv):
+    """As a user gets it: `tmux-agentstate launch` of an installed wheel (its hooks run the
+    wheel's interpreter), not this checkout."""
+    venv, _, _ = wheel_venv
+    agent = StandIn(tmux_server, tmp_path, launcher=str(venv / "bin" / "tmux-agentstate"))
+    sc = sidecar(interval=0.3).start()
+    wait_for(lambda: tmux_server.state(agent.pane) == "idle", message="idle")
+    agent.ask(hook="PermissionRequest")
+    report = agent.report().split()
+    assert report[2:] == ["hook:claude:PermissionRequest",
+                          tmux_server.option(agent.pane, "@agentstate_launch").split()[0]]
+    wait_for(lambda: tmux_server.state(agent.pane) == "blocked", message="the report counts")
+    assert refusals(sc, agent.pane) == []
 
 
 # -- (a) anyone with TMUX and TMUX_PANE marks nothing; one log line --------------------------------

@@ -241,3 +241,73 @@ def test_the_opencode_plugin_does_nothing_without_the_launch_variable(tmp_path):
                          capture_output=True, text=True, env={**env, "RECORD": str(record)},
                          timeout=60)
     assert (res.returncode, res.stderr, record.exists()) == (0, "", False)
+
+
+# -- proof of origin (core/origin.py): the token launch hands the agent reaches the hook ---------
+PROOF_DRIVER = r"""
+const mod = await import(process.argv[2])
+const hooks = await mod.default({}, undefined)
+if (process.argv[3] === "dispose") {
+  await hooks.dispose()  // the host quits at once: the report runs after it is gone
+} else {
+  await hooks.event({ event: { type: "permission.asked", properties: { sessionID: "s", permission: "bash" } } })
+  await new Promise((r) => setTimeout(r, 3000))
+}
+"""
+
+
+def test_the_opencode_plugin_passes_the_launch_token_and_a_nested_one_reports_nothing(tmux_server, tmp_path):
+    """Under node onto a real pane: the launched agent's report carries the pane's token (this
+    test process stands in for the npm wrapper launch started: node is its child), also when
+    the host has quit before its last report runs; an opencode started inside a tool call
+    inherits the environment (plugin, token) but is not the launched process: nothing."""
+    node = _node()
+    from test_signals import launch_record
+    pane = tmux_server.new_pane("sleep 600")
+    proof = launch_record(tmux_server, pane)
+    (tmp_path / "driver.mjs").write_text(PROOF_DRIVER)
+    env = dict(os.environ, TMUX=f"{tmux_server.tmux.socket()},1,0", TMUX_PANE=pane,
+               AGENTSTATE_AGENT="opencode", **{launch.HOOK_PYTHON_ENV: sys.executable}, **proof)
+
+    def run(*args, **extra):
+        res = subprocess.run([node, str(tmp_path / "driver.mjs"), launch.OPENCODE_PLUGIN.as_uri(), *args],
+                             capture_output=True, text=True, env={**env, **extra}, timeout=60)
+        assert (res.returncode, res.stderr) == (0, "")
+
+    run(AGENTSTATE_LAUNCH_PID="1")  # not launched as this process: a nested opencode
+    assert tmux_server.option(pane, "@agentstate_report") == ""
+    run()
+    state, _, source, token = tmux_server.option(pane, "@agentstate_report").split()
+    assert (state, source, token) == ("blocked", "hook:opencode:permission.asked", proof["AGENTSTATE_TOKEN"])
+    run("dispose")
+    deadline = time.time() + 10
+    while time.time() < deadline and tmux_server.option(pane, "@agentstate_report"):
+        time.sleep(0.1)
+    assert tmux_server.option(pane, "@agentstate_report") == ""
+
+
+def test_copilot_hook_command_carries_the_launch_token_through_bash(tmux_server):
+    from test_signals import launch_record
+    pane = tmux_server.new_pane("sleep 600")
+    proof = launch_record(tmux_server, pane)
+    _, hooks = _copilot_plugin()
+    env = dict(os.environ, TMUX=f"{tmux_server.tmux.socket()},1,0", TMUX_PANE=pane,
+               **{launch.HOOK_PYTHON_ENV: sys.executable}, **proof)
+
+    def run(event, payload, **extra):
+        return subprocess.run(["bash", "-c", hooks["hooks"][event][0]["bash"]], input=json.dumps(payload),
+                              capture_output=True, text=True, env={**env, **extra}, cwd="/")
+
+    run("notification", {"notification_type": "permission_prompt"})
+    assert tmux_server.option(pane, "@agentstate_report").split()[2:] == [
+        "hook:copilot:notification", proof["AGENTSTATE_TOKEN"]]
+    # the same environment in a process the launched agent is not above: nothing lands
+    run("agentStop", {"stopReason": "end_turn"}, AGENTSTATE_LAUNCH_PID="1")
+    assert tmux_server.option(pane, "@agentstate_report").startswith("blocked ")
+    run("agentStop", {"stopReason": "end_turn"})
+    assert tmux_server.option(pane, "@agentstate_report").startswith("idle ")
+
+
+def test_launch_outside_tmux_hands_on_no_inherited_token():
+    env = {"AGENTSTATE_TOKEN": "ab" * 16, "AGENTSTATE_LAUNCH_PID": "1", "AGENTSTATE_HOST_PID": "2"}
+    assert launch.origin_env(env) == {k: None for k in env}

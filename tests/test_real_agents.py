@@ -194,6 +194,18 @@ class AgentPane:
         time.sleep(0.4)
 
 
+def source_of(report: str) -> str:
+    """A report's SOURCE ("STATE UNIXTIME SOURCE TOKEN" → "hook:claude:Stop")."""
+    parts = report.split()
+    return parts[2] if len(parts) > 2 else ""
+
+
+def assert_proven(agent: "AgentPane", report: str) -> None:
+    """The report carries the token `launch` recorded on the agent's pane (core/origin.py)."""
+    recorded = agent.server.option(agent.pane, "@agentstate_launch").split()
+    assert len(recorded) == 2 and report.split()[3:] == recorded[:1], (report, recorded)
+
+
 def launch_argv(agent: str, *args: str) -> list[str]:
     return [sys.executable, "-m", "tmux_agentstate", "launch", agent, *args]
 
@@ -278,7 +290,8 @@ def test_claude_launch_hooks_report_working_blocked_working_idle(claude_launched
     # which of the two publishes first (the hook's report or the screen) is a race between
     # Claude's hook process and its drawing; both say the same here. The report taking over
     # from the screen is tested without that race in test_combine and test_signals
-    assert obs.entries()[-1][3].startswith("idle ") and obs.entries()[-1][3].endswith(":Stop"), log
+    assert obs.entries()[-1][3].startswith("idle ") and source_of(obs.entries()[-1][3]).endswith(":Stop"), log
+    assert_proven(agent, obs.entries()[-1][3])
     print(f"\nclaude: blocked {t_blocked - t0:.2f}s after Enter on the prompt; "
           f"idle {t_idle - t_approved:.2f}s after approval\n{log}")
 
@@ -423,9 +436,10 @@ def test_codex_launch_with_bypass_env_reports_blocked_then_idle(tmux_server, sid
                               events), log
         if "PostToolUse" in events:
             assert is_subsequence(["PermissionRequest", "PostToolUse", "Stop"], events), log
-        assert any(rep.startswith("blocked ") and rep.endswith(":PermissionRequest")
+        assert any(rep.startswith("blocked ") and source_of(rep).endswith(":PermissionRequest")
                    for _, s, _, rep in obs.entries(t["t0"]) if s == "blocked"), log
-        assert obs.entries()[-1][3].endswith(":Stop"), log
+        assert source_of(obs.entries()[-1][3]).endswith(":Stop"), log
+        assert_proven(agent, obs.entries()[-1][3])
         print(f"\ncodex (bypass): blocked {t['blocked'] - t['t0']:.2f}s after Enter\n{log}")
     finally:
         obs.stop()
@@ -565,16 +579,17 @@ def test_copilot_launch_plugin_hooks_report_blocked_working_idle(copilot_launche
     events = obs.report_events(t0)
     # (userPromptSubmitted and preToolUse can come within one 50 ms poll: the first is not required)
     assert is_subsequence(["notification", "postToolUse", "agentStop"], events), log
-    assert any(rep.startswith("blocked ") and rep.endswith(":notification")
+    assert any(rep.startswith("blocked ") and source_of(rep).endswith(":notification")
                for _, _, _, rep in obs.entries(t0)), log
-    assert obs.entries()[-1][3].startswith("idle ") and obs.entries()[-1][3].endswith(":agentStop"), log
+    assert obs.entries()[-1][3].startswith("idle ") and source_of(obs.entries()[-1][3]).endswith(":agentStop"), log
+    assert_proven(agent, obs.entries()[-1][3])
     # the question form: blocked from the ask_user tool call; Esc dismisses it
     t1 = copilot_submit(agent, obs, "let me choose between two designs for the cache layer first")
     obs.wait_state("blocked", timeout=30)
     time.sleep(1.0)
     # preToolUse (ask_user) reports blocked, then the elicitation notification: the observer
     # polls every 50 ms and may see only the second
-    assert any(rep.startswith("blocked ") and rep.endswith((":preToolUse", ":notification"))
+    assert any(rep.startswith("blocked ") and source_of(rep).endswith((":preToolUse", ":notification"))
                for _, _, _, rep in obs.entries(t1)), obs.dump()
     agent.keys("Escape")
     obs.wait_state("idle", timeout=30)
@@ -658,8 +673,9 @@ def test_opencode_and_kilo_launch_plugin_reports_blocked_working_idle_gone(openc
     # (chat.message and the first session.status come within one 50 ms poll: not required)
     assert is_subsequence(["permission.asked", "permission.replied", "session.idle"],
                           obs.report_events(t0)), log
-    assert any(rep.startswith("blocked ") and rep.endswith(f"hook:{agent}:permission.asked")
+    assert any(rep.startswith("blocked ") and source_of(rep) == f"hook:{agent}:permission.asked"
                for _, _, _, rep in obs.entries(t0)), log
+    assert_proven(pane, next(rep for _, _, _, rep in obs.entries(t0) if rep))
     # the question tool, dismissed with Esc
     t1 = send("Ask me which option I prefer for the change")
     pane.wait_text("esc dismiss", timeout=30)

@@ -2,6 +2,7 @@
 import json
 import re
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -17,9 +18,23 @@ IDLE = next(f for f in FIXTURES if f.agent == "claude" and f.state == "idle" and
             and f.cols == BLOCKED.cols and f.renderer == BLOCKED.renderer)
 
 
-def hook(server, pane, agent, event, payload=None, env_extra=None):
+def launch_record(server, pane) -> dict[str, str]:
+    """Record a launch on `pane` as `launch` does, this test process standing in for the
+    launched agent (the hook's parent); the environment its hooks get. Once per pane."""
+    recorded = server.option(pane, "@agentstate_launch").split()
+    if len(recorded) != 2:
+        recorded = [secrets.token_hex(16), str(os.getpid())]
+        server.cmd("set-option", "-p", "-t", pane, "@agentstate_launch", " ".join(recorded))
+    return {"AGENTSTATE_TOKEN": recorded[0], "AGENTSTATE_LAUNCH_PID": recorded[1]}
+
+
+def hook(server, pane, agent, event, payload=None, env_extra=None, launched=True):
+    """The hook as the agent launched in `pane` runs it (`launched=False`: as any process)."""
     socket = server.tmux.socket()
-    env = dict(os.environ, TMUX=f"{socket},1,0", TMUX_PANE=pane, **(env_extra or {}))
+    env = dict(os.environ, TMUX=f"{socket},1,0", TMUX_PANE=pane)
+    for name in ("AGENTSTATE_TOKEN", "AGENTSTATE_LAUNCH_PID", "AGENTSTATE_HOST_PID"):
+        env.pop(name, None)  # never what the test runner itself may have inherited
+    env.update(launch_record(server, pane) if launched else {}, **(env_extra or {}))
     return subprocess.run([sys.executable, "-m", "tmux_agentstate.hook", agent, event],
                           input=json.dumps(payload or {}), capture_output=True, text=True, env=env)
 
@@ -42,8 +57,9 @@ def test_hook_records_report_prints_braces_and_never_fails(tmux_server):
     pane = tmux_server.new_pane("sleep 600")
     res = hook(tmux_server, pane, "claude", "PermissionRequest", {"tool_name": "Bash"})
     assert (res.returncode, res.stdout.strip()) == (0, "{}")
-    state, at, source = tmux_server.option(pane, "@agentstate_report").split()
+    state, at, source, token = tmux_server.option(pane, "@agentstate_report").split()
     assert state == "blocked" and abs(float(at) - time.time()) < 5 and source == "hook:claude:PermissionRequest"
+    assert token == launch_record(tmux_server, pane)["AGENTSTATE_TOKEN"]
     hook(tmux_server, pane, "claude", "PreToolUse", {"tool_name": "AskUserQuestion"})
     assert tmux_server.option(pane, "@agentstate_report").startswith("blocked ")
     hook(tmux_server, pane, "claude", "Stop")
@@ -88,7 +104,9 @@ def test_fresh_report_wins_over_screen_rules_and_stale_one_loses(tmux_server, si
     wait_for(lambda: tmux_server.state(pane) == "working", message="report wins")
     assert tmux_server.option(pane, "@agentstate_source") == "hook"
     # the agent was killed / its hook never fired again: a report older than its lifetime loses
-    tmux_server.cmd("set-option", "-p", "-t", pane, "@agentstate_report", f"working {time.time() - 120:.0f} hook:claude:UserPromptSubmit")
+    token = launch_record(tmux_server, pane)["AGENTSTATE_TOKEN"]
+    tmux_server.cmd("set-option", "-p", "-t", pane, "@agentstate_report",
+                    f"working {time.time() - 120:.0f} hook:claude:UserPromptSubmit {token}")
     wait_for(lambda: tmux_server.state(pane) == "idle", message="stale report loses")
     assert tmux_server.option(pane, "@agentstate_source") == "screen"
 

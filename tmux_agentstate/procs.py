@@ -275,3 +275,11 @@ def started_at(pid: int) -> float | None:
         return psutil.Process(pid).create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
+
+
+def ancestors(pid: int | None = None) -> list[int]:
+    """The pids above a process (ours by default), its parent first; [] if it cannot be read."""
+    try:
+        return [p.pid for p in psutil.Process(pid).parents()]
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return []

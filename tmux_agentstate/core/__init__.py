@@ -7,5 +7,6 @@
     manifest.py  one agent's identity patterns and ordered screen rules (TOML), the classifier
     catalog.py   the manifests in force: bundled, overridden by the user's folder
     combine.py   screen match + process + hook report → the pane's state
+    origin.py    whether a hook report proves it comes from the agent launched in its pane
     fixtures.py  the committed real captures and their index
 """

@@ -3,11 +3,18 @@
 Nothing in the user's own config is edited. The agent replaces this process (exec), so to the
 user `alias claude='tmux-agentstate launch claude'` is `claude`: same args, tty, signals and
 exit code. Hooks report through `python -m tmux_agentstate.hook AGENT EVENT` (report.py).
+
+Proof of origin (core/origin.py): a launch that is its pane's foreground makes a secret token,
+records "TOKEN PID" on the pane (`@agentstate_launch`; PID is ours, which the agent keeps across
+the exec) and hands the token and PID to the agent in its environment; its hooks present them.
+A launch inside another agent's tool call (it inherits that agent's pane and token) records
+nothing and clears what it inherited: the pane stays the agent's in front.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
 import shutil
 import sys
@@ -177,6 +184,51 @@ BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args),
             "copilot": ("copilot", copilot_args)}
 
 
+def foreground_of(tty: str) -> bool:
+    """Whether this process is in front on that terminal (its tty is ours, our group in front)."""
+    try:  # by device, not by name: stdin may be the same terminal opened as /dev/tty
+        return (os.isatty(0) and os.fstat(0).st_rdev == os.stat(tty).st_rdev
+                and os.tcgetpgrp(0) == os.getpgrp())
+    except OSError:
+        return False
+
+
+def claim_pane(environ) -> str | None:
+    """Record a new launch on $TMUX_PANE; its token, or None when this launch does not own the
+    pane: outside tmux, not the pane's foreground, or inside a tool call of the agent launched
+    there (that one's pid, recorded on the pane, is above us)."""
+    from .. import procs
+    from ..core.origin import LAUNCH_OPTION, LaunchRecord
+    from ..tmux import Tmux, TmuxError
+    pane = environ.get("TMUX_PANE") or ""
+    if not environ.get("TMUX") or not pane.startswith("%"):
+        return None
+    tmux = Tmux(socket_path=environ["TMUX"].split(",")[0])
+    try:
+        out = tmux.run(["display-message", "-p", "-t", pane, f"#{{pane_tty}} #{{{LAUNCH_OPTION}}}"])
+        tty, _, recorded = (out[0] if out else "").partition(" ")
+        if not foreground_of(tty):
+            return None
+        owner = LaunchRecord.parse(recorded)
+        if owner is not None and owner.pid in procs.ancestors():
+            return None
+        token = secrets.token_hex(16)
+        tmux.run(["set-option", "-p", "-t", pane, LAUNCH_OPTION, str(LaunchRecord(token, os.getpid()))])
+        return token
+    except TmuxError as e:
+        warn(f"cannot record this launch on {pane} ({e}); its reports will be ignored")
+        return None
+
+
+def origin_env(environ) -> dict[str, str | None]:
+    """The proof-of-origin variables for the agent (None: unset an inherited one)."""
+    from ..core.origin import HOST_PID_ENV, LAUNCH_PID_ENV, TOKEN_ENV
+    token = claim_pane(environ)
+    if token is None:
+        return {TOKEN_ENV: None, LAUNCH_PID_ENV: None, HOST_PID_ENV: None}
+    return {TOKEN_ENV: token, LAUNCH_PID_ENV: str(os.getpid()), HOST_PID_ENV: None}
+
+
 def launch(agent: str, args: list[str]) -> NoReturn:
     program, build = BUILDERS.get(agent, (agent, lambda a: list(a)))
     exe = shutil.which(program)
@@ -184,6 +236,11 @@ def launch(agent: str, args: list[str]) -> NoReturn:
         raise LaunchError(f"{program!r} is not on PATH")
     argv = [program, *build(args)]
     env = dict(os.environ, AGENTSTATE_AGENT=agent, **{HOOK_PYTHON_ENV: sys.executable})
+    for name, value in origin_env(os.environ).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     if agent in CONFIG_CONTENT_ENV:
         extra, warning = plugin_config_env(agent)
         env.update(extra)

@@ -3,15 +3,27 @@
 Runs inside the agent's hook, so it must never get in the way: it prints `{}`, exits 0 even on
 errors, and imports nothing heavy (it is run as `python -m tmux_agentstate.hook`, which skips the
 CLI's imports). tmux is the bus: the report is the pane option `@agentstate_report`,
-"STATE UNIXTIME SOURCE", which the sidecar reads on its next sweep.
+"STATE UNIXTIME SOURCE TOKEN", which the sidecar reads on its next sweep.
+
+Proof of origin (core/origin.py): the report carries the token `launch` put in the agent's
+environment, and lands only if the pane's `@agentstate_launch` records that token (one tmux
+command: `if-shell -F` compares them inside tmux). An environment is inherited by everything the
+agent starts, so the hook also checks that the process running it is the launched agent itself:
+an agent started inside a tool call of the one launched here, or a daemon that outlives it, has
+the same token and TMUX_PANE but another pid, and its reports must not overwrite this pane's.
+Without a token (nobody launched it) a report is set only on a pane no launched agent owns,
+where it overwrites nothing proven; the sidecar ignores it there, with one log line.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+
+from ..core.origin import HOST_PID_ENV, LAUNCH_OPTION, LAUNCH_PID_ENV, TOKEN, TOKEN_ENV, safe_name
 
 GONE = "gone"
 
@@ -117,19 +129,85 @@ def state_for(agent: str, event: str, payload: dict) -> str | None:
     return MAPPERS.get(agent, _generic)(event, payload if isinstance(payload, dict) else {})
 
 
-def record(agent: str, event: str, payload: dict, pane: str | None = None,
-           now: float | None = None) -> str | None:
-    """Set the pane's report option; returns the state recorded (None: nothing to record)."""
-    pane = pane or os.environ.get("TMUX_PANE")
-    state = state_for(agent, event, payload)
-    if not pane or state is None or not os.environ.get("TMUX"):
-        return state
-    if state == GONE:
-        args = ["set-option", "-p", "-u", "-t", pane, "@agentstate_report"]
+# what runs a hook command for the agent: skipped on the way up to the agent itself
+SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"))
+PANE_ID = re.compile(r"%[0-9]+")
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(name, parent pid, process group) from /proc, or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read(1024)
+        name = data[data.find(b"(") + 1:data.rfind(b")")].decode(errors="replace")
+        fields = data[data.rfind(b")") + 2:].split()
+        return name, int(fields[1]), int(fields[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def run_by_launched_agent(environ) -> bool:
+    """Whether the agent that runs this hook is the one `launch` started (LAUNCH_PID_ENV): the
+    first process above the hook that is not a shell is that pid, or its own child in its
+    process group (an npm wrapper's native binary: Codex, Copilot). An agent started inside a
+    tool call sits below a shell the launched agent started; a Codex app-server daemon is its
+    own process group. Where /proc cannot tell, the token alone decides."""
+    try:
+        launched = int(environ.get(LAUNCH_PID_ENV) or "")
+    except ValueError:
+        return False
+    parent = os.getppid()
+    host = environ.get(HOST_PID_ENV) or ""
+    if host.isdigit() and int(host) != parent:
+        # our JS plugin checked its host in-process; the host quit before this report ran
+        # (opencode's `dispose`), so there is nothing above us to look at any more
+        return True
+    pid = parent
+    for _ in range(8):
+        st = _stat(pid)
+        if st is None:
+            return True  # no /proc: cannot tell
+        name, ppid, pgrp = st
+        if name not in SHELLS:
+            break
+        pid = ppid
     else:
-        value = f"{state} {now if now is not None else time.time():.3f} hook:{agent}:{event}"
-        args = ["set-option", "-p", "-t", pane, "@agentstate_report", value]
-    subprocess.run(["tmux", *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        return False
+    if pid == launched:
+        return True
+    agent = _stat(launched)
+    return ppid == launched and agent is not None and agent[2] == pgrp
+
+
+def report_command(pane: str, state: str, source: str, now: float, environ) -> list[str] | None:
+    """The one tmux command that records this report on `pane`, or None when it must not."""
+    token = environ.get(TOKEN_ENV) or ""
+    if state == GONE:
+        setting = f"set-option -p -u -t {pane} @agentstate_report"
+    else:
+        value = f"{state} {now:.3f} {source}" + (f" {token}" if token else "")
+        setting = f"set-option -p -t {pane} @agentstate_report '{value}'"  # no quote in value
+    if not token:
+        return ["if-shell", "-F", "-t", pane, f"#{{{LAUNCH_OPTION}}}", "", setting]
+    if not TOKEN.fullmatch(token) or not run_by_launched_agent(environ):
+        return None
+    launched = f"{token} {environ.get(LAUNCH_PID_ENV)}"
+    return ["if-shell", "-F", "-t", pane, f"#{{==:#{{{LAUNCH_OPTION}}},{launched}}}", setting]
+
+
+def record(agent: str, event: str, payload: dict, pane: str | None = None,
+           now: float | None = None, environ=None) -> str | None:
+    """Set the pane's report option; returns the state recorded (None: nothing to record)."""
+    environ = os.environ if environ is None else environ
+    pane = pane or environ.get("TMUX_PANE") or ""
+    state = state_for(agent, event, payload)
+    if not PANE_ID.fullmatch(pane) or state is None or not environ.get("TMUX"):
+        return state
+    source = f"hook:{safe_name(agent)}:{safe_name(event)}"
+    command = report_command(pane, state, source, time.time() if now is None else now, environ)
+    if command is None:
+        return state
+    subprocess.run(["tmux", *command], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=2)
     return state
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .. import procs
 from ..core.catalog import Catalog
+from ..core import origin
 from ..core.combine import PaneState, Report, combine, newest, report_from_claude_session, report_in_force
 from ..core.manifest import Manifest, Match
 from ..core.screen import PaneScreen, redraw_bytes
@@ -85,7 +86,7 @@ def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
         raise TmuxError(f"{info.pane_id} ({info.address}) is gone")
     screen = seeded_screen(view)
     match = manifest.evaluate(screen.view()) if manifest else None
-    hook = Report.parse(info.report)
+    hook = origin.proven(Report.parse(info.report), info.report, info.launch)
     session = session_report(manifest, fg)
     state = combine(manifest is not None, match, newest(hook, session), time.time())
     return Look(info, fg, manifest, screen, match, hook, session, state,
@@ -125,7 +126,8 @@ def explain(lk: Look) -> list[str]:
         out.append(f"  no rule matched → fallback {lk.manifest.fallback}")
     for name, rep in (("hook report", lk.hook), ("session file", lk.session)):
         if rep is None:
-            out.append(f"{name}: none")
+            refused = origin.refusal(lk.info.report, lk.info.launch) if name == "hook report" else None
+            out.append(f"{name}: {refused or 'none'}")
         else:
             fresh = "in force" if report_in_force(rep, now) else "stale"
             out.append(f"{name}: {rep.state} ({now - rep.at:.1f}s ago, {rep.source}, {fresh})")

@@ -213,8 +213,8 @@ class Sidecar:
                 read_session(w)
                 read_context(w)
             w.intake.listed(w, info, screens)
-            if info.report != w.info.report:
-                w.screen.dirty = True  # a new report: re-combine
+            if (info.report, info.launch) != (w.info.report, w.info.launch):
+                w.screen.dirty = True  # a new report, or its proof: re-combine
             w.info = info
             if info.pane_id in screens:
                 w.screen.update(screens[info.pane_id], info.cursor_y, info.title)

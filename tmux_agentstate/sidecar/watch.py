@@ -1,6 +1,7 @@
 """PaneWatch: what the sidecar keeps about one agent pane it watches."""
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .. import procs
 from ..hooks import context
+from ..core import origin
 from ..core.combine import PaneState, Report, combine, newest
 from ..panes.fresh import session_report
 from ..core.manifest import Manifest
@@ -16,6 +18,9 @@ from ..tmux import PaneInfo
 
 if TYPE_CHECKING:
     from .intakes.base import Intake
+
+log = logging.getLogger("tmux_agentstate.sidecar")
+REFUSALS_KEPT = 32  # tokens whose refusal was logged, per pane (a bound: anyone can set many)
 
 
 @dataclass
@@ -51,6 +56,7 @@ class PaneWatch:
     window_bytes: int = 0              # emulate: bytes parsed since the last sweep
     window_parse: float = 0.0          # emulate: seconds spent parsing them
     flooding: bool = False             # emulate: over budget, bytes are read and dropped
+    refused: set = field(default_factory=set)  # report tokens whose refusal was logged
 
     @property
     def pane_id(self) -> str:
@@ -78,7 +84,7 @@ def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, Pa
         # restart) must not beat what the screen shows now; a newer report still does
         w.screen_changed_at = wall
     w.screen_state = match.state
-    report = newest(Report.parse(w.info.report), w.session)
+    report = newest(hook_report(w), w.session)
     new = combine(True, match, report, wall, report_lifetime, w.screen_changed_at)
     old, w.state = w.state, new
     if new == old or not (old is None or new is None or new.state != old.state):
@@ -87,6 +93,21 @@ def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, Pa
     finished = old is not None and old.state == "working" and new is not None and new.state == "idle"
     w.done_at = wall if finished and not w.shown else None
     return old, new
+
+
+def hook_report(w: PaneWatch) -> Report | None:
+    """The pane's hook report, if it proves it comes from the agent launched there
+    (core/origin.py); a refused one is said in the log once per pane and token."""
+    why = origin.refusal(w.info.report, w.info.launch)
+    if why is None:
+        return origin.proven(Report.parse(w.info.report), w.info.report, w.info.launch)
+    token = origin.report_token(w.info.report)
+    if token not in w.refused:
+        if len(w.refused) >= REFUSALS_KEPT:
+            w.refused.clear()
+        w.refused.add(token)
+        log.warning("%s (%s): %s", w.pane_id, w.info.address, why)
+    return None
 
 
 def mark_shown(panes: dict[str, PaneWatch], infos: list[PaneInfo], ours: str | None,

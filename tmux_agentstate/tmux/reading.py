@@ -47,7 +47,7 @@ class Reading:
                                           int(p[8]), p[9] == "1", p[10] == "1", p[11] == "1",
                                           int(p[12] or 0), int(p[13] or 0), p[14] == "1",
                                           p[15] == "1", int(p[16] or 0), p[17], p[18], p[19],
-                                          p[20] != "", p[21], p[22]))
+                                          p[20] != "", p[21], p[23], p[22]))
                 except ValueError:
                     continue
         return panes, clients, screens

@@ -6,6 +6,11 @@
 // For each event that tells the state it runs, with the event as JSON on stdin:
 //   "$AGENTSTATE_HOOK_PYTHON" -m tmux_agentstate.hook "$AGENTSTATE_AGENT" EVENT
 // and hooks/report.py maps it. Without AGENTSTATE_HOOK_PYTHON (set by launch) it does nothing.
+// The launch's proof of origin (AGENTSTATE_TOKEN, AGENTSTATE_LAUNCH_PID) goes to the hook with the
+// rest of the environment, and AGENTSTATE_HOST_PID says which process the plugin runs in. An
+// opencode started inside a tool call of the launched one inherits that environment, this plugin
+// included: only the launched process itself (or the native binary its npm wrapper started)
+// reports, so a nested one never overwrites the pane's report.
 // It never throws into the host: a broken report must not break the agent.
 // Events checked with opencode 1.18.33 and Kilo 7.7.7 (harness/NOTES-kilo.md).
 import { spawn } from "node:child_process"
@@ -38,6 +43,7 @@ function pump() {
   try {
     child = spawn(job.python, ["-m", "tmux_agentstate.hook", job.agent, job.event], {
       stdio: ["pipe", "ignore", "ignore"],
+      env: { ...process.env, AGENTSTATE_HOST_PID: String(process.pid) },
       detached: true, // its own process group: quitting the TUI does not cut a report short
     })
     current = child
@@ -52,10 +58,20 @@ function pump() {
   }
 }
 
+// Whether this process is the agent `launch` started (or its npm wrapper's child): a launch token
+// without that is an inherited one. No token at all: the hook decides (it reports onto a pane
+// no launched agent owns, where the sidecar says why it is ignored).
+function launchedHere() {
+  const token = process.env.AGENTSTATE_TOKEN
+  if (!token) return true
+  const launched = Number(process.env.AGENTSTATE_LAUNCH_PID)
+  return launched > 0 && (process.pid === launched || process.ppid === launched)
+}
+
 function report(agent, event, payload, last = false) {
   try {
     const python = process.env.AGENTSTATE_HOOK_PYTHON
-    if (!python || closed) return
+    if (!python || closed || !launchedHere()) return
     const job = { python, agent, event, body: JSON.stringify(payload ?? {}) }
     if (last) {
       // the host exits without waiting for the queue: what is pending or running must not

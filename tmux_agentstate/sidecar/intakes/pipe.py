@@ -93,8 +93,9 @@ class PipeIntake(PipedIntake):
     def _take_view(self, w: PaneWatch, view) -> bool:
         if view is None:
             return False
-        if view.report != w.info.report:  # a hook reported: re-combine at the next sweep
-            w.info = dataclasses.replace(w.info, report=view.report)
+        if (view.report, view.launch) != (w.info.report, w.info.launch):
+            # a hook reported (or the agent was launched again): re-combine at the next sweep
+            w.info = dataclasses.replace(w.info, report=view.report, launch=view.launch)
             w.screen.dirty = True
         w.screen.resize(view.rows, view.cols)
         return w.screen.update(view.text, view.cursor_y, view.title)

@@ -108,12 +108,12 @@ def test_a_stale_blocked_report_on_a_screen_that_moved_on_types_nothing(tmux_ser
     go.touch()  # the user pressed Esc: the dialog leaves, no hook fires
     wait_for(lambda: tmux_server.state(pane) == "idle", message="idle after Esc")
     assert tmux_server.option(pane, "@agentstate_report").startswith("blocked ")
-    assert tmux_server.option(pane, "@agentstate_screen").startswith("idle ")
     time.sleep(0.3)
     before = typed.read_bytes()
 
     res = cli(tmux_server, "answer", pane, "yes")
     assert res.returncode == 3 and "nothing typed" in res.stderr, res
+    assert tmux_server.option(pane, "@agentstate_screen").startswith("idle ")  # what it went by
     out = cli(tmux_server, "explain", pane).stdout
     assert "state: idle via screen" in out and re.search(r"hook report: blocked .*superseded", out), out
     time.sleep(0.5)
@@ -207,13 +207,13 @@ def test_explain_agrees_with_the_sidecar(tmux_server, sidecar, tmp_path):
         return out
 
     agree("idle", "screen")
+    first_look = int(tmux_server.option(pane, "@agentstate_since"))  # the screen's verdict began
     hook(tmux_server, pane, "claude", "UserPromptSubmit")  # after the screen's last change: wins
     out = agree("working", "hook")
     assert re.search(r"hook report: working .*in force", out)
     # a report from before the screen's verdict last changed is superseded, on both sides
-    changed = float(tmux_server.option(pane, "@agentstate_screen").split()[1])
     tmux_server.cmd("set-option", "-p", "-t", pane, "@agentstate_report",
-                    f"blocked {changed - 1:.3f} hook:claude:PermissionRequest")
+                    f"blocked {first_look - 1} hook:claude:PermissionRequest")
     out = agree("idle", "screen")
     assert re.search(r"hook report: blocked .*superseded", out), out
 

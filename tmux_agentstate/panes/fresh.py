@@ -97,7 +97,8 @@ def answer(tmux: Tmux, lk: Look, choice: str, wait: float = TAKEN_WAIT) -> tuple
 
 
 def one_row(text: str | None) -> str:
-    return " ".join((text or "").split())[:80]
+    """A matched row as said back: its words, without the box edges around it."""
+    return " ".join(re.sub(r"^[\s\u2500-\u257f]+|[\s\u2500-\u257f]+$", "", text or "").split())[:80]
 
 
 def _view_now(tmux: Tmux, lk: Look):

@@ -241,3 +241,24 @@ def test_rule_answers_are_checked_when_loaded(tmp_path):
     with pytest.raises(ManifestError, match="only a blocked rule"):
         parse_manifest(dict(base, rules=[{"id": "w", "state": "working", "any": ["Q"],
                                           "answers": {"yes": ["y"]}}]), tmp_path / "x.toml")
+
+
+def test_the_fresh_look_supersedes_reports_by_the_sidecars_rule():
+    """One rule (core/combine.py), two callers: the sidecar at each classification, the fresh
+    look from what the sidecar published."""
+    from tmux_agentstate.core.combine import (Report, combine, fresh_screen_changed_at,
+                                              screen_option, screen_verdict_since)
+    from tmux_agentstate.core.manifest import Match
+    now = 1_000_000.0
+    assert screen_verdict_since(None, 0.0, "idle", now) == now          # a first look is a change
+    assert screen_verdict_since("idle", now - 9, "idle", now) == now - 9
+    assert screen_verdict_since("blocked", now - 9, "idle", now) == now
+    published = screen_option("idle", now - 9)
+    assert fresh_screen_changed_at(published, "idle", now) == now - 9
+    assert fresh_screen_changed_at(published, "working", now) == now    # changed since it looked
+    assert fresh_screen_changed_at("", "idle", now) == 0.0               # no sidecar: unknown
+    assert fresh_screen_changed_at("blocked soon", "idle", now) == 0.0   # not ours
+    report = Report("blocked", now - 10, "hook:claude:PermissionRequest")
+    idle = Match("idle", "idle-footer", "? for shortcuts")
+    assert combine(True, idle, report, now, screen_changed_at=now - 9).state == "idle"
+    assert combine(True, idle, report, now, screen_changed_at=0.0).state == "blocked"

@@ -63,7 +63,7 @@ def session_report(manifest: Manifest | None, fg: procs.Foreground | None) -> Re
 
 EXIT_OK, EXIT_FAIL, EXIT_REFUSED = 0, 1, 3
 TAKEN_WAIT = 2.0   # seconds to see a dialog leave (or change) after its answer is typed
-POLL = 0.05
+POLL = 0.1     # between looks: a capture each, 20 at most
 
 
 def answer(tmux: Tmux, lk: Look, choice: str, wait: float = TAKEN_WAIT) -> tuple[int, str]:

@@ -422,8 +422,9 @@ def test_a_local_folder_of_manifests_and_a_fifo_in_it(dirs, tmp_path):
     folder.mkdir()
     body = claude_v(V + 1)
     (folder / "claude.toml").write_bytes(body)
+    engine = int(re.search(rb"^engine = (\d+)", body, re.M).group(1))  # the index says what the file says
     (folder / "index.toml").write_text(render_index([Entry("claude", V + 1,
-                                                           hashlib.sha256(body).hexdigest(), 2)]))
+                                                           hashlib.sha256(body).hexdigest(), engine)]))
     (folder / "claude.toml").unlink()
     os.mkfifo(folder / "claude.toml")
     lines, ok = ends(lambda: update(folder.as_uri() + "/", cache, in_force(cache), deadline=2.0))

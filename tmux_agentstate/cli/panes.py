@@ -136,18 +136,30 @@ def cmd_send(args) -> int:
     if lk.info.dead:
         err(f"{lk.info.pane_id} ({lk.info.address}) is dead (its program exited); nothing typed")
         return EXIT_FAIL
+    # the same verdict the sidecar gives: a dialog on screen, or a report of one that the
+    # screen has not moved on from since (panes/fresh.py)
     if lk.state is not None and lk.state.state == "blocked":
-        err(f"{lk.info.pane_id} ({lk.info.address}) is blocked on a prompt "
-             f"({lk.state.detail.strip()[:80]!r}); nothing typed. Use: tmux-agentstate answer "
-             f"{lk.info.pane_id} CHOICE")
+        what = (f"on a prompt ({lk.state.detail.strip()[:80]!r})" if lk.state.source == "screen"
+                else f"by a report ({lk.state.rule}) the screen has not moved on from")
+        err(f"{lk.info.pane_id} ({lk.info.address}) is blocked {what}; nothing typed. Use: "
+            f"tmux-agentstate answer {lk.info.pane_id} CHOICE")
         return EXIT_REFUSED
-    tmux_for(args).send_text(lk.info.pane_id, args.text, enter=not args.no_enter)
+    from ..tmux import TmuxError
+    try:
+        tmux_for(args).send_text(lk.info.pane_id, args.text, enter=not args.no_enter)
+    except TmuxError as e:
+        raise CliError(str(e)) from None
     return 0
 
 
 def cmd_answer(args) -> int:
     from ..panes.fresh import answer
-    code, message = answer(tmux_for(args), _look(args), args.choice)
+    from ..tmux import TmuxError
+    lk = _look(args)
+    try:
+        code, message = answer(tmux_for(args), lk, args.choice)
+    except TmuxError as e:  # the pane went away while we typed or looked
+        raise CliError(f"{lk.info.pane_id} ({lk.info.address}): {e}") from None
     if code:
         err(message)
     else:

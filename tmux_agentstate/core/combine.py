@@ -62,6 +62,46 @@ class PaneState:
     mark_line: str = ""  # its row (raw pane text)
 
 
+def screen_verdict_since(before: str | None, before_at: float, verdict: str, now: float) -> float:
+    """When the screen's own verdict (its rules' state) last changed, seen at `now`: `before`
+    is the verdict of the last look (None: no earlier look) and `before_at` when that one
+    began. A first look counts as a change: a report from before it must not beat what the
+    screen shows now; a newer report still does. The sidecar calls this at every
+    classification; a fresh look (`explain`, `send`, `answer`) with what the sidecar published
+    (`@agentstate_screen`), so both supersede the same reports."""
+    return before_at if before is not None and verdict == before else now
+
+
+SCREEN_OPTION = "@agentstate_screen"  # "VERDICT UNIXTIME": the screen verdict and its change
+
+
+def screen_option(verdict: str, since: float) -> str:
+    return f"{verdict} {since:.3f}"
+
+
+def parse_screen_option(text: str) -> tuple[str, float] | None:
+    """`@agentstate_screen` as the sidecar published it; None if unset or not ours."""
+    parts = text.split()
+    if len(parts) != 2 or parts[0] not in ("blocked", "working", "idle"):
+        return None
+    try:
+        return parts[0], float(parts[1])
+    except ValueError:
+        return None
+
+
+def fresh_screen_changed_at(published: str, verdict: str, now: float) -> float:
+    """`screen_changed_at` for a fresh look at a pane whose screen verdict is `verdict` now.
+    With a sidecar watching, the rule it applies (`screen_verdict_since`) on what it last
+    published: the same verdict → its change time; another → it changed after the sidecar's
+    last look, so now (as the sidecar's next look will say). With none: 0, unknown (no report
+    is taken as superseded; `answer` never types on a report alone anyway)."""
+    seen = parse_screen_option(published)
+    if seen is None:
+        return 0.0
+    return screen_verdict_since(seen[0], seen[1], verdict, now)
+
+
 def report_in_force(report: Report | None, now: float, screen_changed_at: float = 0.0,
                     report_lifetime: float = REPORT_LIFETIME) -> bool:
     return (report is not None and report.at >= screen_changed_at

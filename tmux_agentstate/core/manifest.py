@@ -22,7 +22,7 @@ from .patterns import SEARCH_BUDGET, Guard, Hint, Pattern, take_faults
 from .screen import ScreenView
 
 __all__ = ["ENGINE", "SEARCH_BUDGET", "Guard", "Hint", "Identity", "Manifest", "ManifestError",
-           "Match", "Pattern", "Rule", "load_manifest", "parse_manifest", "take_faults"]
+           "Match", "Pattern", "Pick", "Rule", "load_manifest", "parse_manifest", "take_faults"]
 
 STATES = ("blocked", "working", "idle")
 FALLBACKS = ("idle", "working")  # never blocked: a false "needs you" costs more than a late one
@@ -33,14 +33,19 @@ _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "iden
 # The manifest schema this code reads. A manifest that needs more (`engine = N`, a new rule
 # kind) is refused with one line and the last good one keeps running; `manifests update`
 # checks it before it writes anything.
-ENGINE = 2  # 2: [[marks]]
+ENGINE = 3  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers
 # a manifest's `version` counts changes to its rules (the busiest is at 3): ten thousand is
 # centuries of them. Bounded so a file that claims 10**18 cannot take precedence over every
 # manifest a future release bundles (the newer of bundled and cached runs)
 MAX_VERSION = 10_000
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
-_RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment"}
-_MARK_KEYS = (_RULE_KEYS - {"state"}) | {"mark"}
+_RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment", "answers"}
+_MARK_KEYS = (_RULE_KEYS - {"state", "answers"}) | {"mark"}
+CHOICE_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+# a tmux key name ("Enter", "Escape", "Down", "C-c", "y", "1"): never an option ("-X") nor a
+# command separator (";"), which `send-keys` would take as more than a key
+KEY_NAME = re.compile(r"(?:[CMS]-)*(?:[A-Za-z0-9][A-Za-z0-9]*|[!-~])")
+_PICK_KEYS = {"pick", "marker"}
 MARK_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 class ManifestError(ValueError):
     """One clear line: file, rule, reason."""
@@ -64,6 +69,16 @@ class Match:
 
 
 @dataclass(frozen=True)
+class Pick:
+    """An answer chosen by its label: move the dialog's selection `marker` (e.g. "❯") with
+    Up/Down to the option whose row matches `label`, then Enter. For lists without numbers,
+    whose order differs between releases (Claude's folder trust: "No, exit" first in 2.1,
+    "Yes, proceed" first in 2.0)."""
+    label: Pattern
+    marker: str
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     state: str          # the state it says; for a `[[marks]]` rule, the mark (e.g. "rate-limit")
@@ -73,6 +88,9 @@ class Rule:
     all: tuple[Pattern, ...] = ()
     not_: tuple[Pattern, ...] = ()
     guard: Guard = field(default_factory=lambda: Guard("rule"), compare=False)
+    # a blocked rule's own dialog: choice → keys (tuple) or Pick; None: the manifest's
+    # [answers]; {}: this dialog takes no canned answer (a question to answer in the pane)
+    answers: dict | None = field(default=None, hash=False)
 
     def region_text(self, view: ScreenView) -> str:
         """The region's rows joined by newlines; cached on the view, since most rules of a
@@ -185,6 +203,15 @@ class Manifest:
         patterns += [p for k in ("cmdline", "title", "screen") for p in getattr(self.identify, k)]
         return list(dict.fromkeys(p.guard.fault for p in patterns if p.guard.fault))
 
+    def dialog_answers(self, view: ScreenView) -> tuple[str | None, dict]:
+        """The answers of the dialog on screen: those of the first blocked rule that matches
+        `view` and carries its own (a generic rule, e.g. a title or OSC one, may come first
+        and decide the state), else the manifest's [answers]. (rule id or None, answers)."""
+        for rule in self.rules:
+            if rule.state == "blocked" and rule.answers is not None and rule.match(view) is not None:
+                return rule.id, rule.answers
+        return None, self.answers
+
     def evaluate(self, view: ScreenView) -> Match:
         """First rule that matches wins; no match is the fallback state (never blocked).
         The first mark that matches goes with it, whatever the state."""
@@ -253,7 +280,7 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     if not isinstance(raw_rules, list) or not raw_rules:
         raise ManifestError(path, "needs at least one [[rules]] entry")
     seen: set[str] = set()
-    rules = [_parse_rule(path, r, i, seen) for i, r in enumerate(raw_rules)]
+    rules = [_parse_rule(path, r, i, seen, engine=engine) for i, r in enumerate(raw_rules)]
     raw_marks = data.get("marks", [])
     if not isinstance(raw_marks, list):
         raise ManifestError(path, "'marks' must be a list of [[marks]] tables")
@@ -261,10 +288,7 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
         raise ManifestError(path, "[[marks]] need 'engine = 2' (or later)")
     marks = [_parse_rule(path, r, i, seen, mark=True) for i, r in enumerate(raw_marks)]
 
-    answers = data.get("answers", {})
-    if not isinstance(answers, dict) or not all(
-            isinstance(v, list) and all(isinstance(k, str) for k in v) for v in answers.values()):
-        raise ManifestError(path, "[answers] maps a choice to a list of tmux key names")
+    answers = _answers(path, None, data.get("answers", {}), engine)
     version = data.get("version", 1)
     if not isinstance(version, int) or isinstance(version, bool) \
             or not 1 <= version <= MAX_VERSION:
@@ -273,11 +297,45 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
     if not isinstance(tested, list) or not all(isinstance(v, str) for v in tested):
         raise ManifestError(path, "'tested' must be a list of version strings")
     return Manifest(name, str(path), str(data.get("display", name)), fallback, identity,
-                    tuple(rules), tuple(marks), dict(answers), _blocked_hint(rules), version,
+                    tuple(rules), tuple(marks), answers, _blocked_hint(rules), version,
                     tuple(tested), engine)
 
 
-def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False) -> Rule:
+def _answers(path: Path, rule_id: str | None, value, engine: int) -> dict:
+    """[answers] (rule_id None) or a blocked rule's `answers`: choice → a list of tmux key
+    names, or (engine 3) `{ pick = "label regex", marker = "❯" }`."""
+    where = "[answers]" if rule_id is None else "'answers'"
+    if not isinstance(value, dict):
+        raise ManifestError(path, f"{where} maps a choice to a list of tmux key names", rule_id)
+    if rule_id is not None and engine < 3:
+        raise ManifestError(path, "a rule's own 'answers' need 'engine = 3' (or later)", rule_id)
+    out: dict = {}
+    for choice, keys in value.items():
+        if not CHOICE_NAME.fullmatch(choice):
+            raise ManifestError(path, f"{where}: a choice is a short lowercase word, not {choice!r}",
+                                rule_id)
+        if isinstance(keys, dict):
+            if engine < 3:
+                raise ManifestError(path, f"{where}: a {{ pick = … }} answer needs 'engine = 3' "
+                                          "(or later)", rule_id)
+            marker = keys.get("marker")
+            if (set(keys) != _PICK_KEYS or not isinstance(keys.get("pick"), str)
+                    or not isinstance(marker, str) or not 0 < len(marker) <= 4 or not marker.strip()
+                    or marker != marker.strip()):
+                raise ManifestError(path, f"{where}: {choice} = {{ pick = \"label regex\", "
+                                          f"marker = \"❯\" }} (the selection's mark)", rule_id)
+            out[choice] = Pick(_patterns(path, rule_id, f"{choice}.pick", keys["pick"])[0], marker)
+        elif (isinstance(keys, list) and keys
+              and all(isinstance(k, str) and KEY_NAME.fullmatch(k) for k in keys)):
+            out[choice] = tuple(keys)
+        else:
+            raise ManifestError(path, f"{where}: {choice} must be a list of tmux key names "
+                                      "(e.g. [\"1\"], [\"Escape\"])", rule_id)
+    return out
+
+
+def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False,
+                engine: int = 1) -> Rule:
     """One `[[rules]]` table (its `state`), or one `[[marks]]` table (its `mark`)."""
     table = "marks" if mark else "rules"
     rid = r.get("id") if isinstance(r, dict) else None
@@ -306,9 +364,15 @@ def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False) -> Ru
             raise ManifestError(path, f"region {region!r} needs 'rows' = a positive integer", rid)
     elif "rows" in r:
         raise ManifestError(path, "'rows' only applies to regions 'bottom' and 'top'", rid)
+    answers = None
+    if "answers" in r:
+        if state != "blocked":
+            raise ManifestError(path, "only a blocked rule takes 'answers'", rid)
+        answers = _answers(path, rid, r["answers"], engine)
     guard = Guard(f"{path}: rule {rid!r}")
     rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M, guard)
-                                            for k in ("any", "all", "not")), guard=guard)
+                                            for k in ("any", "all", "not")), guard=guard,
+                answers=answers)
     if not rule.any and not rule.all:
         raise ManifestError(path, "needs 'any' or 'all' patterns", rid)
     return rule

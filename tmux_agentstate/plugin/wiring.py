@@ -20,7 +20,7 @@ FORMAT_OPTIONS = ("status-left", "status-right", "window-status-format",
 PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
                           "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
                           "@agentstate_agent_version", "@agentstate_done",
-                          "@agentstate_error", "@agentstate_context")
+                          "@agentstate_error", "@agentstate_context", "@agentstate_screen")
 PANE_OPTIONS = PUBLISHED_PANE_OPTIONS + ("@agentstate_report", "@agentstate_pipe",
                                           "@agentstate_recording")
 WINDOW_OPTIONS = ("@agentstate_window",)

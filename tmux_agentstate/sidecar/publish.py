@@ -9,6 +9,7 @@ import os
 import time
 
 from .config import URGENCY, Config
+from ..core.combine import SCREEN_OPTION, screen_option
 from . import desktop
 from .notify import Notifier, ring, write_tty
 from .runtime import Runtime
@@ -50,6 +51,10 @@ class Publisher:
             "@agentstate_agent_version": (w.version or "") if st else None,
             "@agentstate_since": str(int(w.since)) if st else None,
             "@agentstate_source": st.source if st else None,
+            # the screen rules' own verdict and when it last changed: a fresh look (`answer`,
+            # `explain`) supersedes reports by it as this sidecar does (core/combine.py)
+            SCREEN_OPTION: (screen_option(w.screen_state, w.screen_changed_at)
+                            if st and w.screen_state else None),
             # the prompt line while blocked (a working row's timer would change every second),
             # else the row of the error a turn ended in (the manifest's marks)
             "@agentstate_detail": tmux_quote(one_line(detail_line(st))[:DETAIL_MAX]) if st else None,

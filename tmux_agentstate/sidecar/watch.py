@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .. import procs
 from ..hooks import context
 from ..core import origin
-from ..core.combine import PaneState, Report, combine, newest
+from ..core.combine import PaneState, Report, combine, newest, screen_verdict_since
 from ..panes.fresh import session_report
 from ..core.manifest import Manifest
 from ..core.screen import CapturedScreen, PaneScreen
@@ -79,10 +79,9 @@ def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, Pa
     w.last_classified = time.monotonic()
     match = w.manifest.evaluate(w.screen.take_view())
     wall = time.time()
-    if w.screen_state is None or match.state != w.screen_state:
-        # first look counts as a change too: a report from before we watched this pane (a
-        # restart) must not beat what the screen shows now; a newer report still does
-        w.screen_changed_at = wall
+    # first look counts as a change too: a report from before we watched this pane (a
+    # restart) must not beat what the screen shows now; a newer report still does
+    w.screen_changed_at = screen_verdict_since(w.screen_state, w.screen_changed_at, match.state, wall)
     w.screen_state = match.state
     report = newest(hook_report(w), w.session)
     new = combine(True, match, report, wall, report_lifetime, w.screen_changed_at)

@@ -16,8 +16,8 @@ PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "
 # the report is our hook's JSON (control characters escaped), beside it the launch it must prove
 # it comes from (core/origin.py); the title last: it may hold SEP
 VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "cursor_x", "alternate_on",
-               "scroll_region_upper", "scroll_region_lower", "@agentstate_report",
-               "@agentstate_launch", "pane_title")
+               "scroll_region_upper", "scroll_region_lower", "@agentstate_screen",
+               "@agentstate_report", "@agentstate_launch", "pane_title")
 # the terminal's own answer (XTVERSION, e.g. "WezTerm 20240203") last: the terminal wrote it
 CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name",
                  "window_id", "client_termname", "client_termtype")
@@ -70,6 +70,7 @@ class PaneView:
     scroll_top: int = 0  # the scroll region (DECSTBM), rows from 0, both included
     scroll_bottom: int = -1  # -1: the last row
     launch: str = ""     # @agentstate_launch, read with the report
+    screen_verdict: str = ""  # @agentstate_screen: the sidecar's screen verdict and its change
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,10 @@ def _views(lines: list[str], screens: dict[str, str]) -> dict[str, PaneView]:
             continue
         try:
             top, bottom = int(m[6] or 0), int(m[7] or -1)
-            out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[10], m[8],
-                                 int(m[4] or 0), m[5] == "1", top, bottom, m[9])
+            out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[11],
+                                 report=m[9], cursor_x=int(m[4] or 0), alternate_on=m[5] == "1",
+                                 scroll_top=top, scroll_bottom=bottom, launch=m[10],
+                                 screen_verdict=m[8])
         except (IndexError, ValueError):
             continue
     return out

@@ -6,12 +6,13 @@ back in front while the agent's last prompt is still on screen.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 
 import psutil
+
+from .safe_read import read_head, read_json
 
 HINT_VAR = "AGENTSTATE_AGENT"
 
@@ -189,11 +190,8 @@ def _npm_version(program: str) -> str | None:
         return None
     at = len(parts) - 1 - parts[::-1].index("node_modules")  # the innermost package
     root = parts[:at + 2 + (at + 1 < len(parts) and parts[at + 1].startswith("@"))]
-    raw = _read_small("/".join(root + ["package.json"]), 65536)
-    try:
-        version = json.loads(raw).get("version") if raw else None
-    except (ValueError, AttributeError):
-        return None
+    package = read_json("/".join(root + ["package.json"]), 1 << 20)
+    version = package.get("version") if isinstance(package, dict) else None
     return version if isinstance(version, str) and len(version) < 40 else None
 
 
@@ -209,7 +207,7 @@ def _dist_version(program: str) -> str | None:
     for info in sorted(glob.glob(os.path.join(venv, "lib", "python*", "site-packages",
                                               f"{glob.escape(script)}*.dist-info"))):
         name, _, rest = os.path.basename(info)[:-len(".dist-info")].partition("-")
-        entry_points = (_read_small(os.path.join(info, "entry_points.txt"), 65536) or b"").decode(
+        entry_points = (read_head(os.path.join(info, "entry_points.txt")) or b"").decode(
             "utf-8", "replace")
         if rest and re.search(rf"^\[console_scripts\][^\[]*^{re.escape(script)}\s*=",
                               entry_points, re.M | re.S):
@@ -219,16 +217,16 @@ def _dist_version(program: str) -> str | None:
 
 def claude_session(fg: Foreground) -> tuple[dict, float] | None:
     """Claude Code's own `~/.claude/sessions/<pid>.json` (status idle|busy|waiting) and its
-    mtime. Undocumented and read-only: any shape is tolerated, anything odd gives None."""
+    mtime. Undocumented and read-only: any shape is tolerated, anything odd (a FIFO, a device,
+    a huge or deeply nested file: safe_read) gives None."""
     home = fg.home or os.path.expanduser("~")
     for pid in fg.pids:
         path = os.path.join(home, ".claude", "sessions", f"{pid}.json")
         try:
             mtime = os.stat(path).st_mtime
-            with open(path, "rb") as f:
-                data = json.loads(f.read(65536))
-        except (OSError, ValueError):
+        except OSError:
             continue
+        data = read_json(path)
         if isinstance(data, dict):
             return data, mtime
     return None

@@ -45,7 +45,7 @@ def _symlink_to_fifo(path):
 
 
 def _deep_json(path):
-    path.write_text("[" * 200_000 + "]" * 200_000 + "\n")
+    path.write_text("[" * 30_000 + "]" * 30_000 + "\n")  # within every read's bound
 
 
 def _deep_json_lines(path):
@@ -81,9 +81,7 @@ def test_hostile_session_or_transcript_file(tmux_server, sidecar, tmp_path, whic
     if which == "session":  # named by the agent's pid: the pane moves it into place itself
         place = f"mv {shlex.quote(str(hostile))} \"$HOME/.claude/sessions/$$.json\""
     else:
-        os.rename(hostile, transcripts / f"{SESSION_ID}.jsonl")
-        if os.path.exists(str(hostile) + ".real"):
-            os.rename(str(hostile) + ".real", str(transcripts / f"{SESSION_ID}.jsonl") + ".real")
+        os.rename(hostile, transcripts / f"{SESSION_ID}.jsonl")  # a symlink still points
         session = json.dumps({"pid": 0, "sessionId": SESSION_ID, "cwd": CWD, "status": "busy"})
         place = f"printf %s {shlex.quote(session)} > \"$HOME/.claude/sessions/$$.json\""
     fx = pick("blocked", "claude")
@@ -101,3 +99,124 @@ def test_hostile_session_or_transcript_file(tmux_server, sidecar, tmp_path, whic
     wait_for(lambda: (sc.status() or {}).get("sweeps", 0) > sweeps, message="sweeps go on")
     assert sc.proc.poll() is None
     assert no_traceback(sc)
+
+
+# -- tmux's "command too long" -----------------------------------------------------------------
+MANY = 500
+
+
+def many_panes(server, tmp_path, n=MANY) -> list[str]:
+    """`n` panes (windows of one session), every published option set on each: as a sidecar
+    watching them all leaves them. Made with source-file, which has no command-line limit."""
+    from tmux_agentstate.plugin.wiring import PUBLISHED_PANE_OPTIONS
+    script = tmp_path / "many.tmux"
+    script.write_text("new-session -d -s many 'exec sleep 600'\n"
+                      + "new-window -d -t many 'exec sleep 600'\n" * (n - 1))
+    server.cmd("source-file", str(script))
+    panes = server.cmd("list-panes", "-s", "-t", "many", "-F", "#{pane_id} #{window_id}").split("\n")
+    assert len(panes) == n
+    lines = []
+    for row in panes:
+        pane, window = row.split(" ")
+        lines += [f"set-option -p -t {pane} {name} idle" for name in PUBLISHED_PANE_OPTIONS]
+        lines.append(f"set-option -w -t {window} @agentstate_window idle")
+    script.write_text("\n".join(lines) + "\n")
+    server.cmd("source-file", str(script))
+    return [row.split(" ")[0] for row in panes]
+
+
+def options_left(server) -> list[str]:
+    rows = server.cmd("list-panes", "-a", "-F",
+                      "#{pane_id}:#{@agentstate}#{@agentstate_agent}#{@agentstate_context}"
+                      "#{@agentstate_window}").split("\n")
+    return [r for r in rows if not r.endswith(":")]
+
+
+def cli(server, run_dir, *args, check=True):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run_dir))
+    env.pop("TMUX", None)
+    out = subprocess.run([sys.executable, "-m", "tmux_agentstate", *args, "-L", server.name],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert "Traceback" not in out.stderr, out.stderr
+    if check:
+        assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_stop_clean_unsets_the_options_of_500_panes(tmux_server, tmp_path):
+    many_panes(tmux_server, tmp_path)
+    assert len(options_left(tmux_server)) == MANY
+    cli(tmux_server, tmp_path, "stop", "--clean")
+    assert options_left(tmux_server) == []
+
+
+def test_watcher_down_unsets_the_options_of_500_panes(tmux_server, tmp_path):
+    """The restart budget is spent: `start --auto` leaves it down, and no pane may go on
+    showing the dead watcher's verdict."""
+    from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime
+    many_panes(tmux_server, tmp_path)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    runtime = Runtime(tmux_server.tmux.socket())
+    runtime.ensure_with_socket()
+    (runtime.dir / "restarts").write_text(" ".join(str(time.time()) for _ in range(RESTARTS_MAX)))
+    out = cli(tmux_server, tmp_path, "start", "--auto", check=False)
+    assert out.returncode != 0 and "watcher down" in out.stderr
+    assert options_left(tmux_server) == []
+    assert "watcher down" in tmux_server.cmd("show-options", "-gqv", "@agentstate_summary")
+
+
+def test_a_publish_batch_for_500_panes_without_control_mode(tmux_server, tmp_path):
+    """What the sidecar sends when its control client is down (one process per batch):
+    every option lands, however many panes."""
+    from tmux_agentstate.tmux import Batch, Tmux
+    panes = many_panes(tmux_server, tmp_path)
+    batch = Batch()
+    for pane in panes:
+        for name in ("@agentstate", "@agentstate_agent", "@agentstate_detail"):
+            batch.set_pane(pane, name, f"blocked {'x' * 40}")
+    Tmux(socket_name=tmux_server.name).apply(batch)
+    assert tmux_server.cmd("show-options", "-p", "-t", panes[-1], "-v", "@agentstate").startswith("blocked")
+    rows = tmux_server.cmd("list-panes", "-a", "-F", "#{@agentstate_detail}").split("\n")
+    assert sum(r.startswith("blocked") for r in rows) == MANY
+
+
+# -- more panes than the fd limit allows ----------------------------------------------------------
+def _limit_fds(soft, hard):
+    def preexec():
+        import resource
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    return preexec
+
+
+@pytest.mark.parametrize("intake", ["emulate", "pipe"])
+def test_more_agent_panes_than_the_fd_limit(tmux_server, tmp_path, intake):
+    """Each piped pane holds two descriptors: under a hard limit of 100, 60 agent panes do not
+    fit. The soft limit is raised to the hard one; the panes past it are read from tmux's
+    screen; every pane gets its state, said once in the log, and the sidecar lives on."""
+    from tmux_agentstate.sidecar.runtime import Runtime
+    fx = pick("idle", "claude")
+    panes = [tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+             for _ in range(60)]
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    env.pop("TMUX", None)
+    proc = subprocess.Popen([sys.executable, "-m", "tmux_agentstate", "watch", "-L", tmux_server.name,
+                             "--interval", "0.3", "--intake", intake], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=_limit_fds(50, 100))
+    try:
+        wait_for(lambda: all(tmux_server.state(p) == "idle" for p in panes), timeout=90,
+                 message="every pane watched")
+        limits = open(f"/proc/{proc.pid}/limits").read()
+        assert any(l.startswith("Max open files") and l.split()[3:5] == ["100", "100"]
+                   for l in limits.splitlines()), limits
+        runtime = Runtime(tmux_server.tmux.socket())
+        modes = lambda: sorted({p["mode"] for p in (runtime.read_status() or {}).get("panes", [])})
+        wait_for(lambda: modes() == sorted({intake, "capture"}), timeout=30,
+                 message=f"panes read both ways: {modes()}")
+        log = (runtime.dir / "sidecar.log").read_text()
+        assert log.count("no FIFO for it") == 1 and "Traceback" not in log
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(10)

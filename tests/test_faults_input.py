@@ -220,3 +220,49 @@ def test_more_agent_panes_than_the_fd_limit(tmux_server, tmp_path, intake):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# -- a full disk --------------------------------------------------------------------------------
+def summary(server) -> str:
+    return server.cmd("show-options", "-gqv", "@agentstate_summary")
+
+
+def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tmp_path):
+    """The runtime folder (status file, log, FIFOs) on a 64 KB tmpfs that is then filled: the
+    sidecar watches on (a new pane gets its state), the segment says `disk full` beside the
+    counts, the log says it once (not per sweep); room again: the mark goes."""
+    from tmux_agentstate.sidecar.runtime import Runtime
+    runtime = Runtime(tmux_server.tmux.socket())
+    runtime.ensure()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs",
+                            str(runtime.dir)], capture_output=True, text=True)
+    if mount.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mount.stderr.strip()}")
+    sc = None
+    try:
+        fx, later = pick("blocked", "claude"), pick("idle", "codex")
+        sc = sidecar(intake="emulate").start()
+        pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+        wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=20, message="watched")
+        filler = runtime.dir / "filler"
+        with open(filler, "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\0" * 4096)
+            except OSError:
+                pass
+        wait_for(lambda: "disk full" in summary(tmux_server), timeout=20, message="said in the segment")
+        assert "1" in summary(tmux_server).split("disk full")[0]  # the counts are still there
+        other = tmux_server.new_pane(replay_command(later.path, "codex"), rows=later.rows, cols=later.cols)
+        wait_for(lambda: tmux_server.state(other) == "idle", timeout=20, message="watching on")
+        time.sleep(3)  # several status writes fail meanwhile: said once all the same
+        filler.unlink()
+        wait_for(lambda: "disk full" not in summary(tmux_server), timeout=20, message="room again")
+        assert sc.proc.poll() is None and tmux_server.state(pane) == "blocked"
+        log = (runtime.dir / "sidecar.log").read_text()
+        assert 1 <= log.count("disk full") + log.count("No space left") <= 2, log
+        assert "Traceback" not in log
+    finally:
+        if sc is not None:
+            sc.kill()
+        subprocess.run(["umount", "-l", str(runtime.dir)], capture_output=True)

@@ -50,6 +50,7 @@ def cmd_watch(args) -> int:
         if args.quiet:
             return 0
         raise CliError(f"a sidecar already watches {runtime.socket_path} (pid {pid})")
+    logging.raiseExceptions = False  # a log line a full disk refuses is lost, not a traceback
     handler = RotatingFileHandler(runtime.log_path, maxBytes=1 << 20, backupCount=1)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root = logging.getLogger("tmux_agentstate")

@@ -172,9 +172,17 @@ class Runtime:
         return self.dir / f"recent-{pane_id.lstrip('%')}.raw"
 
     def write_status(self, data: dict) -> None:
+        """Whole or not at all; OSError (a full disk) leaves no partial file taking room."""
         tmp = self.status_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, self.status_path)
+        try:
+            tmp.write_text(json.dumps(data, indent=1))
+            os.replace(tmp, self.status_path)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            raise
 
     def read_status(self) -> dict | None:
         try:

@@ -132,8 +132,8 @@ def options_left(server) -> list[str]:
     return [r for r in rows if not r.endswith(":")]
 
 
-def cli(server, run_dir, *args, check=True):
-    env = dict(os.environ, XDG_RUNTIME_DIR=str(run_dir))
+def cli(server, run_dir, *args, check=True, env=None):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run_dir), **(env or {}))
     env.pop("TMUX", None)
     out = subprocess.run([sys.executable, "-m", "tmux_agentstate", *args, "-L", server.name],
                          capture_output=True, text=True, env=env, timeout=120)
@@ -266,3 +266,62 @@ def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tmp_path):
         if sc is not None:
             sc.kill()
         subprocess.run(["umount", "-l", str(runtime.dir)], capture_output=True)
+
+
+# -- a sidecar that dies in its first second ------------------------------------------------------
+# In the sidecars `start` spawns (through PYTHONPATH, as any site customisation a user has
+# would be): the sidecar dies half a second after it took its lock, before its control client
+# is attached (so no client-detached hook can notice), as long as the counter file says so.
+DIES_AT_START = """
+import os
+counter = os.environ.get("AGENTSTATE_TEST_DEATHS")
+if counter:
+    from tmux_agentstate.sidecar import runtime as _runtime
+    _acquire = _runtime.Runtime.acquire
+
+    def acquire(self):
+        got = _acquire(self)
+        left = int(open(counter).read())
+        if got and left > 0:
+            open(counter, "w").write(str(left - 1))
+            import time
+            time.sleep(0.5)  # long enough to be seen running: then dead
+            os._exit(3)
+        return got
+    _runtime.Runtime.acquire = acquire
+"""
+
+
+def dying_sidecars(tmp_path, deaths: int) -> tuple[dict, "Path"]:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(DIES_AT_START)
+    counter = tmp_path / "deaths"
+    counter.write_text(str(deaths))
+    return {"PYTHONPATH": str(site), "AGENTSTATE_TEST_DEATHS": str(counter)}, counter
+
+
+def test_a_sidecar_that_dies_in_its_first_second_is_started_again(tmux_server, tmp_path):
+    from tmux_agentstate.sidecar.runtime import Runtime
+    env, counter = dying_sidecars(tmp_path, 1)
+    fx = pick("blocked", "claude")
+    pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    try:
+        out = cli(tmux_server, tmp_path, "start", env=env)
+        assert counter.read_text() == "0"  # the first one died
+        pid = Runtime(tmux_server.tmux.socket()).running_pid()
+        assert pid and pid > 0 and f"(pid {pid})" in out.stdout
+        wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=20, message="watched")
+    finally:
+        cli(tmux_server, tmp_path, "stop", check=False)
+
+
+def test_a_sidecar_that_always_dies_at_start_is_left_down_within_the_budget(tmux_server, tmp_path):
+    from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime
+    env, counter = dying_sidecars(tmp_path, 99)
+    out = cli(tmux_server, tmp_path, "start", env=env, check=False)
+    assert out.returncode != 0 and "watcher down" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert 99 - int(counter.read_text()) == RESTARTS_MAX + 1  # the start, then the budget
+    assert Runtime(tmux_server.tmux.socket()).running_pid() is None
+    assert "watcher down" in summary(tmux_server)

@@ -68,9 +68,6 @@ def cmd_watch(args) -> int:
 
 
 def cmd_start(args) -> int:
-    import subprocess
-    import time
-
     from ..sidecar.runtime import RESTARTS_MAX, RESTARTS_WINDOW, prune_ended
     tmux = tmux_for(args)
     runtime = runtime_for(tmux)
@@ -101,20 +98,47 @@ def cmd_start(args) -> int:
         cmd += ["--interval", str(args.interval)]
     if args.intake:
         cmd += ["--intake", args.intake]
-    with open(runtime.dir / "sidecar.out", "ab") as out:
-        # cwd /: `-m` puts the cwd first on sys.path, and a folder there must not shadow the
-        # installed package (the plugin's own checkout, say)
-        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
-                         start_new_session=True, close_fds=True)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        pid = runtime.running_pid()
+    # a sidecar that dies before its control client attached leaves no client to detach, so
+    # no hook brings it back: it is started again here, within the same restart budget
+    while True:
+        pid = _spawn_until_ready(runtime, cmd)
         if pid:
             if not args.auto:
                 print(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
             return 0
+        if not runtime.note_auto_start():
+            why = f"it stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s"
+            _watcher_down(tmux, why)
+            raise CliError(f"watcher down: {why}; see {runtime.dir / 'sidecar.out'} and "
+                           "tmux-agentstate doctor, then tmux-agentstate start")
+
+
+START_WAIT = 5.0    # seconds for a new sidecar to take its lock
+READY_WAIT = 10.0   # and then to write its first status (its control client attached by then)
+
+
+def _spawn_until_ready(runtime, cmd: list[str]) -> int | None:
+    """Start a sidecar and wait until it has swept once (its first status names it): its pid.
+    None when it died first (or never took its lock). One that is alive but slow to write
+    (a full disk) counts as started after READY_WAIT."""
+    import subprocess
+    import time
+    with open(runtime.dir / "sidecar.out", "ab") as out:
+        # cwd /: `-m` puts the cwd first on sys.path, and a folder there must not shadow the
+        # installed package (the plugin's own checkout, say)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
+                                start_new_session=True, close_fds=True)
+    deadline = time.monotonic() + START_WAIT + READY_WAIT
+    while time.monotonic() < deadline:
+        pid = runtime.running_pid()
+        if pid and pid == proc.pid and (runtime.read_status() or {}).get("pid") == pid:
+            return pid
+        if proc.poll() is not None:  # died (its lock with it), or found one running already
+            other = runtime.running_pid()
+            return other if other and other > 0 else None
         time.sleep(0.05)
-    raise CliError(f"the sidecar did not start; see {runtime.dir / 'sidecar.out'}")
+    pid = runtime.running_pid()
+    return pid if pid and pid > 0 else None
 
 
 def _say_in_segment(tmux, text: str) -> None:

@@ -325,3 +325,36 @@ def test_a_sidecar_that_always_dies_at_start_is_left_down_within_the_budget(tmux
     assert 99 - int(counter.read_text()) == RESTARTS_MAX + 1  # the start, then the budget
     assert Runtime(tmux_server.tmux.socket()).running_pid() is None
     assert "watcher down" in summary(tmux_server)
+
+
+# -- the user's own manifests --------------------------------------------------------------------
+def _deep_toml(path):
+    path.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n")
+
+
+HOSTILE_TOML = {"fifo": _fifo, "dev-zero": _dev_zero, "deep-toml": _deep_toml, "huge": _huge,
+                "not-utf8": _not_utf8}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_TOML))
+def test_hostile_user_manifest(tmux_server, sidecar, tmp_path, kind):
+    """A file in the user's manifest folder that is a FIFO, a device, GBs, nested too deep for
+    the TOML parser or not UTF-8, there at start and one more added while it runs (the reload):
+    each is one manifest error in the log; the bundled manifests watch on."""
+    config = tmp_path / "config"
+    folder = config / "tmux-agentstate" / "manifests"
+    folder.mkdir(parents=True)
+    HOSTILE_TOML[kind](folder / "claude.toml")
+    sc = sidecar(intake="emulate")
+    sc.env["XDG_CONFIG_HOME"] = str(config)
+    sc.start()
+    fx, later = pick("blocked", "claude"), pick("idle", "codex")
+    pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=20, message="watched")
+    HOSTILE_TOML[kind](folder / "codex.toml")
+    os.kill(sc.proc.pid, signal.SIGHUP)  # reload now (the folder watch would, a moment later)
+    other = tmux_server.new_pane(replay_command(later.path, "codex"), rows=later.rows, cols=later.cols)
+    wait_for(lambda: tmux_server.state(other) == "idle", timeout=20, message="a later pane watched")
+    log = sc.runtime_dir() / "sidecar.log"
+    wait_for(lambda: log.read_text().count("manifest error") >= 2, message="both said")
+    assert sc.proc.poll() is None and no_traceback(sc)

@@ -227,10 +227,9 @@ def summary(server) -> str:
     return server.cmd("show-options", "-gqv", "@agentstate_summary")
 
 
-def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tmp_path):
-    """The runtime folder (status file, log, FIFOs) on a 64 KB tmpfs that is then filled: the
-    sidecar watches on (a new pane gets its state), the segment says `disk full` beside the
-    counts, the log says it once (not per sweep); room again: the mark goes."""
+@pytest.fixture
+def tiny_runtime(tmux_server):
+    """The server's runtime folder on a 64 KB tmpfs of its own; `fill()` fills it."""
     from tmux_agentstate.sidecar.runtime import Runtime
     runtime = Runtime(tmux_server.tmux.socket())
     runtime.ensure()
@@ -238,34 +237,61 @@ def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tmp_path):
                             str(runtime.dir)], capture_output=True, text=True)
     if mount.returncode:
         pytest.skip(f"cannot mount a tmpfs here: {mount.stderr.strip()}")
-    sc = None
-    try:
-        fx, later = pick("blocked", "claude"), pick("idle", "codex")
-        sc = sidecar(intake="emulate").start()
-        pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
-        wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=20, message="watched")
-        filler = runtime.dir / "filler"
-        with open(filler, "wb", buffering=0) as f:
+
+    def fill():
+        with open(runtime.dir / "filler", "wb", buffering=0) as f:
             try:
                 while True:
                     f.write(b"\0" * 4096)
             except OSError:
                 pass
-        wait_for(lambda: "disk full" in summary(tmux_server), timeout=20, message="said in the segment")
-        assert "1" in summary(tmux_server).split("disk full")[0]  # the counts are still there
-        other = tmux_server.new_pane(replay_command(later.path, "codex"), rows=later.rows, cols=later.cols)
-        wait_for(lambda: tmux_server.state(other) == "idle", timeout=20, message="watching on")
-        time.sleep(3)  # several status writes fail meanwhile: said once all the same
+        return runtime.dir / "filler"
+
+    runtime.fill = fill
+    yield runtime
+    subprocess.run(["umount", "-l", str(runtime.dir)], capture_output=True)
+
+
+def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tiny_runtime):
+    """The runtime folder (status file, log, FIFOs) on a 64 KB tmpfs that is then filled: the
+    sidecar watches on (a new pane gets its state), the segment says `disk full` beside the
+    counts, the log says it once (not per sweep); room again: the mark goes."""
+    fx, later = pick("blocked", "claude"), pick("idle", "codex")
+    sc = sidecar(intake="emulate").start()
+    pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=20, message="watched")
+    filler = tiny_runtime.fill()
+    wait_for(lambda: "disk full" in summary(tmux_server), timeout=20, message="said in the segment")
+    assert "1" in summary(tmux_server).split("disk full")[0]  # the counts are still there
+    other = tmux_server.new_pane(replay_command(later.path, "codex"), rows=later.rows, cols=later.cols)
+    wait_for(lambda: tmux_server.state(other) == "idle", timeout=20, message="watching on")
+    time.sleep(3)  # several status writes fail meanwhile: said once all the same
+    filler.unlink()
+    wait_for(lambda: "disk full" not in summary(tmux_server), timeout=20, message="room again")
+    assert sc.proc.poll() is None and tmux_server.state(pane) == "blocked"
+    log = (tiny_runtime.dir / "sidecar.log").read_text()
+    assert 1 <= log.count("disk full") + log.count("No space left") <= 2, log
+    assert "Traceback" not in log
+    sc.kill()
+
+
+def test_start_on_a_full_disk(tmux_server, tiny_runtime, tmp_path):
+    """The disk is full before the sidecar starts: `start` starts it all the same (no
+    traceback), it watches and says `disk full`; with room again it names itself in its lock
+    (so `stop` finds it) and the mark goes."""
+    fx = pick("blocked", "claude")
+    pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    filler = tiny_runtime.fill()
+    try:
+        cli(tmux_server, tmp_path, "start")
+        wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=30, message="watched")
+        wait_for(lambda: "disk full" in summary(tmux_server), timeout=20, message="said")
         filler.unlink()
         wait_for(lambda: "disk full" not in summary(tmux_server), timeout=20, message="room again")
-        assert sc.proc.poll() is None and tmux_server.state(pane) == "blocked"
-        log = (runtime.dir / "sidecar.log").read_text()
-        assert 1 <= log.count("disk full") + log.count("No space left") <= 2, log
-        assert "Traceback" not in log
+        wait_for(lambda: (tiny_runtime.running_pid() or 0) > 0, message="named in its lock")
     finally:
-        if sc is not None:
-            sc.kill()
-        subprocess.run(["umount", "-l", str(runtime.dir)], capture_output=True)
+        out = cli(tmux_server, tmp_path, "stop", check=False)
+    assert "stopped (pid" in out.stdout and tiny_runtime.running_pid() is None
 
 
 # -- a sidecar that dies in its first second ------------------------------------------------------

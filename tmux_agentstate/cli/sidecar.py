@@ -130,15 +130,12 @@ def _spawn_until_ready(runtime, cmd: list[str]) -> int | None:
                                 start_new_session=True, close_fds=True)
     deadline = time.monotonic() + START_WAIT + READY_WAIT
     while time.monotonic() < deadline:
-        pid = runtime.running_pid()
-        if pid and pid == proc.pid and (runtime.read_status() or {}).get("pid") == pid:
-            return pid
         if proc.poll() is not None:  # died (its lock with it), or found one running already
-            other = runtime.running_pid()
-            return other if other and other > 0 else None
+            return runtime.running_pid() or None  # -1: one runs whose pid a full disk hid
+        if runtime.running_pid() and (runtime.read_status() or {}).get("pid") == proc.pid:
+            return proc.pid
         time.sleep(0.05)
-    pid = runtime.running_pid()
-    return pid if pid and pid > 0 else None
+    return proc.pid if runtime.running_pid() and proc.poll() is None else None
 
 
 def _say_in_segment(tmux, text: str) -> None:

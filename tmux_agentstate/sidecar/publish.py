@@ -191,6 +191,7 @@ class Publisher:
                           "it can be written", self.runtime.status_path, e.strerror or e)
                 self.disk_fault, self._disk_fault_since = fault, time.time()
             return
+        self.runtime.name_lock()  # if a full disk kept our pid out of the lock
         if self.disk_fault:
             log.info("%s is written again (it was not since %s: %s)", self.runtime.status_path,
                      time.strftime("%H:%M:%S", time.localtime(self._disk_fault_since)),

@@ -93,7 +93,10 @@ class Runtime:
         """ensure(), and note which server this folder is for (so a later start can tell a
         folder whose server has ended)."""
         self.ensure()
-        (self.dir / "socket").write_text(self.socket_path)
+        try:
+            (self.dir / "socket").write_text(self.socket_path)
+        except OSError:  # a full disk: only `prune_ended` misses it (a sidecar still runs)
+            pass
         return self
 
     @property
@@ -112,7 +115,10 @@ class Runtime:
         times = [t for t in times if now - t < RESTARTS_WINDOW]
         if len(times) >= RESTARTS_MAX:
             return False
-        path.write_text(" ".join(f"{t:.3f}" for t in [*times, now]))
+        try:
+            path.write_text(" ".join(f"{t:.3f}" for t in [*times, now]))
+        except OSError:  # a full disk: this start is not counted, and still made
+            pass
         return True
 
     def hold_start_lock(self) -> None:
@@ -145,10 +151,22 @@ class Runtime:
         except BlockingIOError:
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
         self._lock_fd = fd
+        self._lock_named = False
+        self.name_lock()
         return True
+
+    def name_lock(self) -> None:
+        """Write our pid into the lock we hold, if not done yet: a full disk at start leaves
+        it unnamed (`running_pid` -1) until there is room."""
+        if self._lock_fd is None or self._lock_named:
+            return
+        try:
+            os.ftruncate(self._lock_fd, 0)
+            os.pwrite(self._lock_fd, str(os.getpid()).encode(), 0)
+            self._lock_named = True
+        except OSError:
+            pass
 
     def running_pid(self) -> int | None:
         """The pid holding the lock, or None if no sidecar runs for this server."""

@@ -384,3 +384,33 @@ def test_hostile_user_manifest(tmux_server, sidecar, tmp_path, kind):
     log = sc.runtime_dir() / "sidecar.log"
     wait_for(lambda: log.read_text().count("manifest error") >= 2, message="both said")
     assert sc.proc.poll() is None and no_traceback(sc)
+
+
+def test_descriptors_past_1024(tmux_server, tmp_path):
+    """With hundreds of piped panes (two descriptors each) the sidecar's own pipes to tmux get
+    numbers past 1024, where select() cannot go: here 1100 descriptors are taken before it
+    starts. It watches all the same."""
+    fx = pick("blocked", "claude")
+    pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    env.pop("TMUX", None)
+    watch = [sys.executable, "-m", "tmux_agentstate", "watch", "-L", tmux_server.name,
+             "--interval", "0.3"]
+    # every descriptor from 3 to 1105 taken (by the shell, kept across its exec)
+    proc = subprocess.Popen(["bash", "-c", 'for fd in $(seq 3 1105); do eval "exec $fd</dev/null"; '
+                             'done; exec "$@"', "bash", *watch], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: tmux_server.state(pane) == "blocked" or proc.poll() is not None,
+                 timeout=30, message="watched")
+        assert tmux_server.state(pane) == "blocked"
+        # its commands go through its control client (not a process each), and it lives on
+        wait_for(lambda: "1" in tmux_server.cmd("list-clients", "-F", "#{client_control_mode}"),
+                 message="a control client")
+        time.sleep(3)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        assert "1" in tmux_server.cmd("list-clients", "-F", "#{client_control_mode}")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stderr.close()

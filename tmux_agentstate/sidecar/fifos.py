@@ -7,8 +7,8 @@ Measured pitfalls this handles:
   drains what is there, and the caller decides how much of it to parse;
 - each pane costs two descriptors: more panes than the fd limit allows would leave none for
   reading processes and files (every pane blind) or kill the sidecar (EMFILE). The soft limit
-  is raised to the hard one, FIFOs stop at the limit less a reserve, and `open` raises
-  OSError past it: the caller reads that pane from tmux's rendering instead.
+  is raised to the hard one (`raise_fd_limit`), FIFOs stop at the limit less a reserve, and
+  `open` raises OSError past it: the caller reads that pane from tmux's rendering instead.
 """
 from __future__ import annotations
 
@@ -23,20 +23,25 @@ RECENT = 65536  # the last bytes read from each pane, kept for `report` (a miss 
 FD_RESERVE = 64  # descriptors kept free for everything else (/proc, tmux, logs, manifests)
 
 
+FD_WANTED = 1 << 16  # enough for 32,000 piped panes; the children we start inherit it too
+
+
 def raise_fd_limit() -> int:
-    """Raise this process's soft limit on open files to the hard one; the limit now."""
+    """Raise this process's soft limit on open files towards the hard one (up to FD_WANTED);
+    the limit now."""
     try:
         import resource
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft != hard and (hard == resource.RLIM_INFINITY or soft < hard):
-            try:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-                soft = hard
-            except (ValueError, OSError):
-                pass
-        return soft if soft != resource.RLIM_INFINITY else 1 << 20
     except ImportError:  # no resource module: no limit we can read
-        return 1 << 20
+        return FD_WANTED
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = FD_WANTED if hard == resource.RLIM_INFINITY else min(hard, FD_WANTED)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return FD_WANTED if soft == resource.RLIM_INFINITY else soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        return want
+    except (ValueError, OSError):
+        return soft
 
 
 class Fifos:

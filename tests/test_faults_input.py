@@ -71,7 +71,9 @@ HOSTILE = {"fifo": _fifo, "dev-zero": _dev_zero, "symlink-to-fifo": _symlink_to_
 def test_hostile_session_or_transcript_file(tmux_server, sidecar, tmp_path, which, kind):
     """Claude's `~/.claude/sessions/<pid>.json` (read each sweep) or the transcript it names
     (read for the context in use) is a FIFO, a device, GBs, nested too deep for a parser,
-    not UTF-8: the pane is still watched, and the sidecar goes on watching new panes."""
+    not UTF-8: the pane is still watched, and the sidecar goes on watching new panes.
+    After: alive; watching (the pane and a later one stated, sweeps go on); no figure for
+    that file, no message, no traceback."""
     home = tmp_path / "home"
     (home / ".claude" / "sessions").mkdir(parents=True)
     transcripts = home / ".claude" / "projects" / CWD.replace("/", "-")
@@ -144,6 +146,8 @@ def cli(server, run_dir, *args, check=True, env=None):
 
 
 def test_stop_clean_unsets_the_options_of_500_panes(tmux_server, tmp_path):
+    """`stop --clean` with our options on 500 panes (one tmux command line holds ~16 KB).
+    After: exit 0, no traceback; no option left on any pane or window."""
     many_panes(tmux_server, tmp_path)
     assert len(options_left(tmux_server)) == MANY
     cli(tmux_server, tmp_path, "stop", "--clean")
@@ -152,7 +156,8 @@ def test_stop_clean_unsets_the_options_of_500_panes(tmux_server, tmp_path):
 
 def test_watcher_down_unsets_the_options_of_500_panes(tmux_server, tmp_path):
     """The restart budget is spent: `start --auto` leaves it down, and no pane may go on
-    showing the dead watcher's verdict."""
+    showing the dead watcher's verdict.
+    After: down on purpose; `watcher down (…)` in the segment; no option left on 500 panes."""
     from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime
     many_panes(tmux_server, tmp_path)
     env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
@@ -167,7 +172,8 @@ def test_watcher_down_unsets_the_options_of_500_panes(tmux_server, tmp_path):
 
 def test_a_publish_batch_for_500_panes_without_control_mode(tmux_server, tmp_path):
     """What the sidecar sends when its control client is down (one process per batch):
-    every option lands, however many panes."""
+    every option lands, however many panes.
+    After: all 1,500 options set (in as few tmux processes as the limit allows)."""
     from tmux_agentstate.tmux import Batch, Tmux
     panes = many_panes(tmux_server, tmp_path)
     batch = Batch()
@@ -193,7 +199,8 @@ def _limit_fds(soft, hard):
 def test_more_agent_panes_than_the_fd_limit(tmux_server, tmp_path, intake):
     """Each piped pane holds two descriptors: under a hard limit of 100, 60 agent panes do not
     fit. The soft limit is raised to the hard one; the panes past it are read from tmux's
-    screen; every pane gets its state, said once in the log, and the sidecar lives on."""
+    screen; every pane gets its state, said once in the log, and the sidecar lives on.
+    After: alive; all 60 watched (18 by FIFO, 42 from tmux's screen); one log line."""
     from tmux_agentstate.sidecar.runtime import Runtime
     fx = pick("idle", "claude")
     panes = [tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
@@ -255,7 +262,9 @@ def tiny_runtime(tmux_server):
 def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tiny_runtime):
     """The runtime folder (status file, log, FIFOs) on a 64 KB tmpfs that is then filled: the
     sidecar watches on (a new pane gets its state), the segment says `disk full` beside the
-    counts, the log says it once (not per sweep); room again: the mark goes."""
+    counts, the log says it once (not per sweep); room again: the mark goes.
+    After: alive; watching (a new pane stated); `agentstate: disk full` in the segment beside
+    the counts while full; one log line each way."""
     fx, later = pick("blocked", "claude"), pick("idle", "codex")
     sc = sidecar(intake="emulate").start()
     pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
@@ -278,7 +287,8 @@ def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tiny_runtime
 def test_start_on_a_full_disk(tmux_server, tiny_runtime, tmp_path):
     """The disk is full before the sidecar starts: `start` starts it all the same (no
     traceback), it watches and says `disk full`; with room again it names itself in its lock
-    (so `stop` finds it) and the mark goes."""
+    (so `stop` finds it) and the mark goes.
+    After: alive; watching; `agentstate: disk full` in the segment until room; `stop` works."""
     fx = pick("blocked", "claude")
     pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
     filler = tiny_runtime.fill()
@@ -328,6 +338,9 @@ def dying_sidecars(tmp_path, deaths: int) -> tuple[dict, "Path"]:
 
 
 def test_a_sidecar_that_dies_in_its_first_second_is_started_again(tmux_server, tmp_path):
+    """The sidecar `start` spawns dies half a second after taking its lock, before its control
+    client attached (no hook can see it go).
+    After: `start` started another (counted in the restart budget); alive, watching."""
     from tmux_agentstate.sidecar.runtime import Runtime
     env, counter = dying_sidecars(tmp_path, 1)
     fx = pick("blocked", "claude")
@@ -343,6 +356,9 @@ def test_a_sidecar_that_dies_in_its_first_second_is_started_again(tmux_server, t
 
 
 def test_a_sidecar_that_always_dies_at_start_is_left_down_within_the_budget(tmux_server, tmp_path):
+    """Every sidecar dies at start.
+    After: 1 + RESTARTS_MAX tries, then down; one line `watcher down: …` (exit 1) and
+    `watcher down (…)` in the segment."""
     from tmux_agentstate.sidecar.runtime import RESTARTS_MAX, Runtime
     env, counter = dying_sidecars(tmp_path, 99)
     out = cli(tmux_server, tmp_path, "start", env=env, check=False)
@@ -366,7 +382,9 @@ HOSTILE_TOML = {"fifo": _fifo, "dev-zero": _dev_zero, "deep-toml": _deep_toml, "
 def test_hostile_user_manifest(tmux_server, sidecar, tmp_path, kind):
     """A file in the user's manifest folder that is a FIFO, a device, GBs, nested too deep for
     the TOML parser or not UTF-8, there at start and one more added while it runs (the reload):
-    each is one manifest error in the log; the bundled manifests watch on."""
+    each is one manifest error in the log; the bundled manifests watch on.
+    After: alive; watching (both panes stated by the bundled manifests); `manifest error` per
+    file in the log, no traceback."""
     config = tmp_path / "config"
     folder = config / "tmux-agentstate" / "manifests"
     folder.mkdir(parents=True)
@@ -389,7 +407,8 @@ def test_hostile_user_manifest(tmux_server, sidecar, tmp_path, kind):
 def test_descriptors_past_1024(tmux_server, tmp_path):
     """With hundreds of piped panes (two descriptors each) the sidecar's own pipes to tmux get
     numbers past 1024, where select() cannot go: here 1100 descriptors are taken before it
-    starts. It watches all the same."""
+    starts. It watches all the same.
+    After: alive; watching; its commands through its control client."""
     fx = pick("blocked", "claude")
     pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
     env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))

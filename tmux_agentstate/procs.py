@@ -57,6 +57,17 @@ def foreground_pgid(pane_pid: int) -> int | None:
     return tpgid if tpgid > 0 else None
 
 
+def parent_pid(pid: int) -> int | None:
+    """A process's parent, from /proc/<pid>/stat (None: gone, or no /proc)."""
+    stat = _read_small(f"/proc/{pid}/stat", 512)
+    if stat is None:
+        return None
+    try:
+        return int(stat[stat.rfind(b")") + 2:].split()[1])
+    except (IndexError, ValueError):
+        return None
+
+
 def foreground_key(pane_pid: int) -> tuple[int, bytes] | None:
     """What is in front, cheaply: the tty's foreground process group and its leader's name.
     The name changes on exec, the group does not: `exec claude` in a shell (or `bash -c`

@@ -101,7 +101,7 @@ def cmd_start(args) -> int:
     # a sidecar that dies before its control client attached leaves no client to detach, so
     # no hook brings it back: it is started again here, within the same restart budget
     while True:
-        pid = _spawn_until_ready(runtime, cmd)
+        pid = _spawn_until_ready(tmux, runtime, cmd)
         if pid:
             if not args.auto:
                 print(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
@@ -114,13 +114,16 @@ def cmd_start(args) -> int:
 
 
 START_WAIT = 5.0    # seconds for a new sidecar to take its lock
-READY_WAIT = 10.0   # and then to write its first status (its control client attached by then)
+READY_WAIT = 10.0   # and then to have its control client attached
+ASK_TMUX_AFTER = 2.0  # until then its first status says so; then (a full disk) tmux is asked
 
 
-def _spawn_until_ready(runtime, cmd: list[str]) -> int | None:
-    """Start a sidecar and wait until it has swept once (its first status names it): its pid.
-    None when it died first (or never took its lock). One that is alive but slow to write
-    (a full disk) counts as started after READY_WAIT."""
+def _spawn_until_ready(tmux, runtime, cmd: list[str]) -> int | None:
+    """Start a sidecar and wait until its control client is attached (from then on, its end
+    is seen by our client-detached hook): its pid. None when it died first (or never took
+    its lock). Attached: its first status names it, or (a full disk: no status) tmux lists a
+    control client it started, asked twice a second (each command is a line in the user's
+    show-messages). One alive but not attached after READY_WAIT counts as started."""
     import subprocess
     import time
     with open(runtime.dir / "sidecar.out", "ab") as out:
@@ -128,14 +131,32 @@ def _spawn_until_ready(runtime, cmd: list[str]) -> int | None:
         # installed package (the plugin's own checkout, say)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
                                 start_new_session=True, close_fds=True)
-    deadline = time.monotonic() + START_WAIT + READY_WAIT
-    while time.monotonic() < deadline:
+    started = time.monotonic()
+    asked = started + ASK_TMUX_AFTER
+    while (now := time.monotonic()) < started + START_WAIT + READY_WAIT:
         if proc.poll() is not None:  # died (its lock with it), or found one running already
             return runtime.running_pid() or None  # -1: one runs whose pid a full disk hid
-        if runtime.running_pid() and (runtime.read_status() or {}).get("pid") == proc.pid:
-            return proc.pid
+        if runtime.running_pid():
+            if (runtime.read_status() or {}).get("pid") == proc.pid:
+                return proc.pid
+            if now >= asked:
+                asked = now + 0.5
+                if _control_client_of(tmux, proc.pid):
+                    return proc.pid
         time.sleep(0.05)
     return proc.pid if runtime.running_pid() and proc.poll() is None else None
+
+
+def _control_client_of(tmux, pid: int) -> bool:
+    """Whether a control client the process `pid` started is attached to the server."""
+    from .. import procs
+    from ..tmux import TmuxError
+    try:
+        rows = tmux.run(["list-clients", "-F", "#{client_control_mode} #{client_pid}"])
+    except TmuxError:
+        return False
+    return any(mode == "1" and client.isdigit() and procs.parent_pid(int(client)) == pid
+               for mode, _, client in (row.partition(" ") for row in rows))
 
 
 def _say_in_segment(tmux, text: str) -> None:

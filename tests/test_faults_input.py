@@ -286,16 +286,19 @@ def test_a_full_disk_under_the_runtime_folder(tmux_server, sidecar, tiny_runtime
 
 def test_start_on_a_full_disk(tmux_server, tiny_runtime, tmp_path):
     """The disk is full before the sidecar starts: `start` starts it all the same (no
-    traceback), it watches and says `disk full`; with room again it names itself in its lock
-    (so `stop` finds it) and the mark goes.
+    traceback), it watches and says `disk full`, `status` names it (its pid from the kernel's
+    lock table); with room again it names itself in its lock and the mark goes.
     After: alive; watching; `agentstate: disk full` in the segment until room; `stop` works."""
     fx = pick("blocked", "claude")
     pane = tmux_server.new_pane(replay_command(fx.path, "claude"), rows=fx.rows, cols=fx.cols)
     filler = tiny_runtime.fill()
     try:
-        cli(tmux_server, tmp_path, "start")
+        out = cli(tmux_server, tmp_path, "start")
         wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=30, message="watched")
         wait_for(lambda: "disk full" in summary(tmux_server), timeout=20, message="said")
+        pid = tiny_runtime.running_pid()  # known all the same (from the kernel's lock table)
+        assert pid and pid > 0 and f"(pid {pid})" in out.stdout
+        assert f"running (pid {pid})" in cli(tmux_server, tmp_path, "status").stdout
         filler.unlink()
         wait_for(lambda: "disk full" not in summary(tmux_server), timeout=20, message="room again")
         wait_for(lambda: (tiny_runtime.running_pid() or 0) > 0, message="named in its lock")

@@ -68,6 +68,24 @@ def parent_pid(pid: int) -> int | None:
         return None
 
 
+def flock_holder(fd: int) -> int | None:
+    """The process holding an exclusive flock on the file open as `fd`, from /proc/locks
+    (for a lock whose holder could not write its pid into it: a full disk)."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", "rb") as f:
+            table = f.read(1 << 20)
+    except OSError:
+        return None
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
+    for row in table.splitlines():
+        fields = row.split()
+        if len(fields) >= 6 and fields[1] == b"FLOCK" and fields[3] == b"WRITE" \
+                and fields[5] == where and fields[4].isdigit():
+            return int(fields[4])
+    return None
+
+
 def foreground_key(pane_pid: int) -> tuple[int, bytes] | None:
     """What is in front, cheaply: the tty's foreground process group and its leader's name.
     The name changes on exec, the group does not: `exec claude` in a shell (or `bash -c`

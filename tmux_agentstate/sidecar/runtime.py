@@ -179,7 +179,10 @@ class Runtime:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
                 text = os.read(fd, 32).decode(errors="replace").strip()
-                return int(text) if text.isdigit() else -1
+                if text.isdigit():
+                    return int(text)
+                from .. import procs  # a full disk kept the pid out of the file
+                return procs.flock_holder(fd) or -1
             fcntl.flock(fd, fcntl.LOCK_UN)
             return None
         finally:

@@ -6,12 +6,13 @@ back in front while the agent's last prompt is still on screen.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 
 import psutil
+
+from .safe_read import read_head, read_json
 
 HINT_VAR = "AGENTSTATE_AGENT"
 
@@ -54,6 +55,35 @@ def foreground_pgid(pane_pid: int) -> int | None:
     except (IndexError, ValueError):
         return None
     return tpgid if tpgid > 0 else None
+
+
+def parent_pid(pid: int) -> int | None:
+    """A process's parent, from /proc/<pid>/stat (None: gone, or no /proc)."""
+    stat = _read_small(f"/proc/{pid}/stat", 512)
+    if stat is None:
+        return None
+    try:
+        return int(stat[stat.rfind(b")") + 2:].split()[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def flock_holder(fd: int) -> int | None:
+    """The process holding an exclusive flock on the file open as `fd`, from /proc/locks
+    (for a lock whose holder could not write its pid into it: a full disk)."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", "rb") as f:
+            table = f.read(1 << 20)
+    except OSError:
+        return None
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}".encode()
+    for row in table.splitlines():
+        fields = row.split()
+        if len(fields) >= 6 and fields[1] == b"FLOCK" and fields[3] == b"WRITE" \
+                and fields[5] == where and fields[4].isdigit():
+            return int(fields[4])
+    return None
 
 
 def foreground_key(pane_pid: int) -> tuple[int, bytes] | None:
@@ -189,11 +219,8 @@ def _npm_version(program: str) -> str | None:
         return None
     at = len(parts) - 1 - parts[::-1].index("node_modules")  # the innermost package
     root = parts[:at + 2 + (at + 1 < len(parts) and parts[at + 1].startswith("@"))]
-    raw = _read_small("/".join(root + ["package.json"]), 65536)
-    try:
-        version = json.loads(raw).get("version") if raw else None
-    except (ValueError, AttributeError):
-        return None
+    package = read_json("/".join(root + ["package.json"]), 1 << 20)
+    version = package.get("version") if isinstance(package, dict) else None
     return version if isinstance(version, str) and len(version) < 40 else None
 
 
@@ -209,7 +236,7 @@ def _dist_version(program: str) -> str | None:
     for info in sorted(glob.glob(os.path.join(venv, "lib", "python*", "site-packages",
                                               f"{glob.escape(script)}*.dist-info"))):
         name, _, rest = os.path.basename(info)[:-len(".dist-info")].partition("-")
-        entry_points = (_read_small(os.path.join(info, "entry_points.txt"), 65536) or b"").decode(
+        entry_points = (read_head(os.path.join(info, "entry_points.txt")) or b"").decode(
             "utf-8", "replace")
         if rest and re.search(rf"^\[console_scripts\][^\[]*^{re.escape(script)}\s*=",
                               entry_points, re.M | re.S):
@@ -219,16 +246,16 @@ def _dist_version(program: str) -> str | None:
 
 def claude_session(fg: Foreground) -> tuple[dict, float] | None:
     """Claude Code's own `~/.claude/sessions/<pid>.json` (status idle|busy|waiting) and its
-    mtime. Undocumented and read-only: any shape is tolerated, anything odd gives None."""
+    mtime. Undocumented and read-only: any shape is tolerated, anything odd (a FIFO, a device,
+    a huge or deeply nested file: safe_read) gives None."""
     home = fg.home or os.path.expanduser("~")
     for pid in fg.pids:
         path = os.path.join(home, ".claude", "sessions", f"{pid}.json")
         try:
             mtime = os.stat(path).st_mtime
-            with open(path, "rb") as f:
-                data = json.loads(f.read(65536))
-        except (OSError, ValueError):
+        except OSError:
             continue
+        data = read_json(path)
         if isinstance(data, dict):
             return data, mtime
     return None

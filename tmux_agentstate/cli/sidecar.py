@@ -57,6 +57,7 @@ def cmd_watch(args) -> int:
         if args.quiet:
             return 0
         raise CliError(f"a sidecar already watches {runtime.socket_path} (pid {pid})")
+    logging.raiseExceptions = False  # a log line a full disk refuses is lost, not a traceback
     handler = RotatingFileHandler(runtime.log_path, maxBytes=1 << 20, backupCount=1)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root = logging.getLogger("tmux_agentstate")
@@ -118,9 +119,6 @@ def _tell_untold(tmux, runtime) -> None:
 
 
 def cmd_start(args) -> int:
-    import subprocess
-    import time
-
     from ..sidecar.runtime import RESTARTS_MAX, RESTARTS_WINDOW, prune_ended
     tmux = tmux_for(args)
     runtime = runtime_for(tmux)
@@ -152,21 +150,66 @@ def cmd_start(args) -> int:
         cmd += ["--interval", str(args.interval)]
     if args.intake:
         cmd += ["--intake", args.intake]
-    with open(runtime.dir / "sidecar.out", "ab") as out:
-        # cwd /: `-m` puts the cwd first on sys.path, and a folder there must not shadow the
-        # installed package (the plugin's own checkout, say)
-        subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
-                         start_new_session=True, close_fds=True)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        pid = runtime.running_pid()
+    # a sidecar that dies before its control client attached leaves no client to detach, so
+    # no hook brings it back: it is started again here, within the same restart budget
+    while True:
+        pid = _spawn_until_ready(tmux, runtime, cmd)
         if pid:
             runtime.down_path.unlink(missing_ok=True)  # it watches again
             if not args.auto:
                 say(f"tmux-agentstate: watching {runtime.socket_path} (pid {pid})")
             return 0
+        if not runtime.note_auto_start():
+            why = f"it stopped {RESTARTS_MAX} times in {RESTARTS_WINDOW:.0f} s"
+            _watcher_down(tmux, runtime, why)
+            raise CliError(f"watcher down: {why}; see {runtime.dir / 'sidecar.out'} and "
+                           "tmux-agentstate doctor, then tmux-agentstate start")
+
+
+START_WAIT = 5.0    # seconds for a new sidecar to take its lock
+READY_WAIT = 10.0   # and then to have its control client attached
+ASK_TMUX_AFTER = 2.0  # until then its first status says so; then (a full disk) tmux is asked
+
+
+def _spawn_until_ready(tmux, runtime, cmd: list[str]) -> int | None:
+    """Start a sidecar and wait until its control client is attached (from then on, its end
+    is seen by our client-detached hook): its pid. None when it died first (or never took
+    its lock). Attached: its first status names it, or (a full disk: no status) tmux lists a
+    control client it started, asked twice a second (each command is a line in the user's
+    show-messages). One alive but not attached after READY_WAIT counts as started."""
+    import subprocess
+    import time
+    with open(runtime.dir / "sidecar.out", "ab") as out:
+        # cwd /: `-m` puts the cwd first on sys.path, and a folder there must not shadow the
+        # installed package (the plugin's own checkout, say)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
+                                start_new_session=True, close_fds=True)
+    started = time.monotonic()
+    asked = started + ASK_TMUX_AFTER
+    while (now := time.monotonic()) < started + START_WAIT + READY_WAIT:
+        if proc.poll() is not None:  # died (its lock with it), or found one running already
+            return runtime.running_pid() or None  # -1: one runs whose pid a full disk hid
+        if runtime.running_pid():
+            if (runtime.read_status() or {}).get("pid") == proc.pid:
+                return proc.pid
+            if now >= asked:
+                asked = now + 0.5
+                if _control_client_of(tmux, proc.pid):
+                    return proc.pid
         time.sleep(0.05)
-    raise CliError(f"the sidecar did not start; see {runtime.dir / 'sidecar.out'}")
+    return proc.pid if runtime.running_pid() and proc.poll() is None else None
+
+
+def _control_client_of(tmux, pid: int) -> bool:
+    """Whether a control client the process `pid` started is attached to the server."""
+    from .. import procs
+    from ..tmux import TmuxError
+    try:
+        rows = tmux.run(["list-clients", "-F", "#{client_control_mode} #{client_pid}"])
+    except TmuxError:
+        return False
+    return any(mode == "1" and client.isdigit() and procs.parent_pid(int(client)) == pid
+               for mode, _, client in (row.partition(" ") for row in rows))
 
 
 def _say_in_segment(tmux, text: str) -> None:

@@ -18,6 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ..safe_read import read_head
 from .patterns import SEARCH_BUDGET, Guard, Hint, Pattern, take_faults
 from .screen import ScreenView
 
@@ -386,13 +387,28 @@ def _blocked_hint(rules: list[Rule]) -> Hint | None:
     return Hint(parts) if parts else None
 
 
+MANIFEST_BYTES = 1 << 20  # a manifest is a few KB; a bigger file is no manifest
+
+
 def load_manifest(path: Path | str) -> Manifest:
+    """A manifest file; ManifestError for anything else: a FIFO or device (never opened for
+    long: safe_read), a file too big, not UTF-8, or nested too deep for the TOML parser."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        path.stat()
     except OSError as e:
         raise ManifestError(path, e.strerror or str(e)) from None
+    raw = read_head(str(path), MANIFEST_BYTES + 1)
+    if raw is None:
+        raise ManifestError(path, "not a regular file that can be read")
+    if len(raw) > MANIFEST_BYTES:
+        raise ManifestError(path, f"larger than {MANIFEST_BYTES >> 10} KB")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ManifestError(path, "invalid TOML: not UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ManifestError(path, f"invalid TOML: {e}") from None
+    except (RecursionError, MemoryError):
+        raise ManifestError(path, "invalid TOML: nested too deeply") from None
     return parse_manifest(data, path)

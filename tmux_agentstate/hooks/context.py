@@ -14,17 +14,18 @@ of them and never from the screen.
   else the newest rollout written since the agent started whose `session_meta` names the
   agent's folder (two Codex panes in one folder may then read each other's).
 
-Undocumented formats, read-only, and bounded: only the last 256 KB of a file is read, and any
-shape we do not know gives no figure rather than a wrong one.
+Undocumented formats, read-only, and bounded: only the last 256 KB of a regular file is read
+(safe_read: never a FIFO or a device, never an error out), and any shape we do not know gives
+no figure rather than a wrong one.
 """
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 
 from .. import procs
+from ..safe_read import loads_json, read_head, read_tail
 
 TAIL = 256 * 1024
 CLAUDE_WINDOW, CLAUDE_WINDOW_1M = 200_000, 1_000_000
@@ -33,23 +34,16 @@ ROLLOUT = re.compile(r"/sessions/.*rollout-[^/]*\.jsonl$")
 
 def _tail_lines(path: str) -> list[dict]:
     """The JSON objects of a file's last TAIL bytes, newest last (a cut first line dropped)."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - TAIL))
-            data = f.read(TAIL)
-    except OSError:
+    tail = read_tail(path, TAIL)  # a regular file only, bounded: a FIFO or device gives None
+    if tail is None:
         return []
+    data, cut = tail
     lines = data.split(b"\n")
-    if size > TAIL:
+    if cut:
         lines = lines[1:]
     out = []
     for line in lines:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
+        obj = loads_json(line)
         if isinstance(obj, dict):
             out.append(obj)
     return out
@@ -133,11 +127,7 @@ def codex_rollout(fg: procs.Foreground) -> str | None:
 
 
 def _rollout_cwd(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            first = json.loads(f.readline(65536))
-    except (OSError, ValueError):
-        return None
+    first = loads_json((read_head(path) or b"").split(b"\n", 1)[0])
     payload = first.get("payload") if isinstance(first, dict) else None
     return payload.get("cwd") if isinstance(payload, dict) and first.get("type") == "session_meta" else None
 

@@ -4,10 +4,15 @@ Measured pitfalls this handles:
 - a FIFO reader sees EOF (and a selector spins on it) whenever no writer is attached: we hold
   our own write end open, so the reader never sees EOF while the pane is watched;
 - a stalled reader makes tmux buffer the pane's output without bound: `read_ready` always
-  drains what is there, and the caller decides how much of it to parse.
+  drains what is there, and the caller decides how much of it to parse;
+- each pane costs two descriptors: more panes than the fd limit allows would leave none for
+  reading processes and files (every pane blind) or kill the sidecar (EMFILE). The soft limit
+  is raised to the hard one (`raise_fd_limit`), FIFOs stop at the limit less a reserve, and
+  `open` raises OSError past it: the caller reads that pane from tmux's rendering instead.
 """
 from __future__ import annotations
 
+import errno
 import os
 import selectors
 import stat
@@ -15,10 +20,33 @@ from pathlib import Path
 
 CHUNK = 65536
 RECENT = 65536  # the last bytes read from each pane, kept for `report` (a miss bundle)
+FD_RESERVE = 64  # descriptors kept free for everything else (/proc, tmux, logs, manifests)
+
+
+FD_WANTED = 1 << 16  # enough for 32,000 piped panes; the children we start inherit it too
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's soft limit on open files towards the hard one (up to FD_WANTED);
+    the limit now."""
+    try:
+        import resource
+    except ImportError:  # no resource module: no limit we can read
+        return FD_WANTED
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = FD_WANTED if hard == resource.RLIM_INFINITY else min(hard, FD_WANTED)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return FD_WANTED if soft == resource.RLIM_INFINITY else soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        return want
+    except (ValueError, OSError):
+        return soft
 
 
 class Fifos:
     def __init__(self, directory: Path):
+        self.fd_limit = raise_fd_limit()
         self.dir = Path(directory)
         self.selector = selectors.DefaultSelector()
         self._fds: dict[str, tuple[int, int]] = {}  # pane id → (read fd, our write fd)
@@ -29,19 +57,35 @@ class Fifos:
 
     def open(self, pane_id: str) -> Path:
         """A fresh FIFO for this pane (an old one at the path is replaced: after a restart its
-        writer, the previous `cat`, gets SIGPIPE on the unlinked inode and goes away)."""
+        writer, the previous `cat`, gets SIGPIPE on the unlinked inode and goes away).
+        OSError when it cannot be made: too many open files (EMFILE, also before the limit
+        itself: FD_RESERVE), no room for it, a folder gone."""
         self.close(pane_id)
+        if not self.room():
+            raise OSError(errno.EMFILE, f"{os.strerror(errno.EMFILE)} (limit {self.fd_limit})")
         path = self.path_for(pane_id)
         try:
             path.unlink()
         except FileNotFoundError:
             pass
         os.mkfifo(path, 0o600)
-        rfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        wfd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            rfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                wfd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                os.close(rfd)
+                raise
+        except OSError:
+            path.unlink(missing_ok=True)
+            raise
         self._fds[pane_id] = (rfd, wfd)
         self.selector.register(rfd, selectors.EVENT_READ, pane_id)
         return path
+
+    def room(self) -> bool:
+        """Whether one more FIFO fits under the fd limit."""
+        return 2 * (len(self._fds) + 1) + FD_RESERVE <= self.fd_limit
 
     def close(self, pane_id: str) -> None:
         self._recent.pop(pane_id, None)

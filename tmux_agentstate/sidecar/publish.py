@@ -4,6 +4,7 @@ looking, and the status file `status` reads. Only from states and the user's own
 pane text reaches tmux only quoted, in `@agentstate_detail` and a message."""
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import time
@@ -20,6 +21,10 @@ from .watch import PaneWatch, shown_state
 log = logging.getLogger("tmux_agentstate.sidecar")
 
 DETAIL_MAX = 200
+# what the status segment says while the runtime folder cannot be written (short: it shares
+# the segment with the panes' counts)
+DISK_FAULTS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota full",
+               errno.EROFS: "disk read-only"}
 
 
 def one_line(text: str) -> str:
@@ -41,6 +46,8 @@ class Publisher:
         self._summary: str | None = None
         self._clients: list[ClientInfo] = []
         self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
+        self.disk_fault: str | None = None  # why the runtime folder cannot be written now
+        self._disk_fault_since = 0.0
 
     # -- panes ---------------------------------------------------------------------------------
     def pane(self, w: PaneWatch, batch: Batch) -> None:
@@ -114,6 +121,9 @@ class Publisher:
             batch.set_window(window, "@agentstate_window", None)
         self._windows = windows
         summary = self.config.render_summary(counts)
+        if self.disk_fault:  # the panes are still published; this says what is not
+            mark = f"#[{self.config.styles['blocked']}] agentstate: {self.disk_fault} #[default]"
+            summary = f"{summary} {mark}" if summary else mark
         if summary != self._summary:
             batch.set_global("@agentstate_summary", summary)
             self._summary = summary
@@ -174,6 +184,26 @@ class Publisher:
                     pass
 
     def status(self, panes: list[PaneWatch], counters: dict, rule_faults: list[str]) -> None:
+        """The status file `status` and `doctor` read. A disk that is full (or read-only, or
+        over quota) does not stop the watching: it is said once in the log and in the status
+        segment until the file can be written again."""
+        try:
+            self._write_status(panes, counters, rule_faults)
+        except OSError as e:
+            fault = DISK_FAULTS.get(e.errno, f"cannot write ({e.strerror or e})")
+            if fault != self.disk_fault:
+                log.error("cannot write %s: %s; watching on, the status segment says so until "
+                          "it can be written", self.runtime.status_path, e.strerror or e)
+                self.disk_fault, self._disk_fault_since = fault, time.time()
+            return
+        self.runtime.name_lock()  # if a full disk kept our pid out of the lock
+        if self.disk_fault:
+            log.info("%s is written again (it was not since %s: %s)", self.runtime.status_path,
+                     time.strftime("%H:%M:%S", time.localtime(self._disk_fault_since)),
+                     self.disk_fault)
+            self.disk_fault = None
+
+    def _write_status(self, panes: list[PaneWatch], counters: dict, rule_faults: list[str]) -> None:
         self.runtime.write_status({
             "socket": self.runtime.socket_path, "pid": os.getpid(), "updated": time.time(),
             # `report` may ask for the panes' last bytes with SIGUSR1 (to a sidecar that does

@@ -86,13 +86,16 @@ class Runtime:
         try:
             for d in (self.dir.parent, self.dir):
                 _private_folder(d)
-            note = self.dir / "socket"
-            if not note.is_file() or note.read_text() != self.socket_path:
-                note.write_text(self.socket_path)
         except RuntimeDirError:
             raise
         except OSError as e:
             raise RuntimeDirError(f"{e.filename}: {e.strerror}") from None
+        note = self.dir / "socket"
+        try:
+            if not note.is_file() or note.read_text() != self.socket_path:
+                note.write_text(self.socket_path)
+        except OSError:  # a full disk: only pruning misses this folder (a sidecar still runs)
+            pass
         return self
 
     def ensure_with_socket(self) -> "Runtime":
@@ -124,7 +127,10 @@ class Runtime:
         times = [t for t in times if now - t < RESTARTS_WINDOW]
         if len(times) >= RESTARTS_MAX:
             return False
-        path.write_text(" ".join(f"{t:.3f}" for t in [*times, now]))
+        try:
+            path.write_text(" ".join(f"{t:.3f}" for t in [*times, now]))
+        except OSError:  # a full disk: this start is not counted, and still made
+            pass
         return True
 
     def hold_start_lock(self) -> None:
@@ -169,10 +175,22 @@ class Runtime:
         except BlockingIOError:
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
         self._lock_fd = fd
+        self._lock_named = False
+        self.name_lock()
         return True
+
+    def name_lock(self) -> None:
+        """Write our pid into the lock we hold, if not done yet: a full disk at start leaves
+        it unnamed (`running_pid` -1) until there is room."""
+        if self._lock_fd is None or self._lock_named:
+            return
+        try:
+            os.ftruncate(self._lock_fd, 0)
+            os.pwrite(self._lock_fd, str(os.getpid()).encode(), 0)
+            self._lock_named = True
+        except OSError:
+            pass
 
     def running_pid(self) -> int | None:
         """The pid holding the lock, or None if no sidecar runs for this server."""
@@ -185,7 +203,10 @@ class Runtime:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
                 text = os.read(fd, 32).decode(errors="replace").strip()
-                return int(text) if text.isdigit() else -1
+                if text.isdigit():
+                    return int(text)
+                from .. import procs  # a full disk kept the pid out of the file
+                return procs.flock_holder(fd) or -1
             fcntl.flock(fd, fcntl.LOCK_UN)
             return None
         finally:
@@ -196,9 +217,17 @@ class Runtime:
         return self.dir / f"recent-{pane_id.lstrip('%')}.raw"
 
     def write_status(self, data: dict) -> None:
+        """Whole or not at all; OSError (a full disk) leaves no partial file taking room."""
         tmp = self.status_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, self.status_path)
+        try:
+            tmp.write_text(json.dumps(data, indent=1))
+            os.replace(tmp, self.status_path)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            raise
 
     def read_status(self) -> dict | None:
         try:

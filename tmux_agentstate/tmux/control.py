@@ -9,6 +9,7 @@ sidecar, then `kill-server`).
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import select
 import signal
@@ -35,6 +36,15 @@ def _prctl():
 
 
 _PRCTL = _prctl()  # looked up once, here: the child may not import or load anything
+
+
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether `fd` has something to read within `timeout` seconds. poll(), not select():
+    select() cannot watch a descriptor numbered past 1024, which ours are with hundreds of
+    panes piped (two descriptors each)."""
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    return bool(p.poll(max(0, math.ceil(timeout * 1000))))
 
 
 def control_quote(arg: str) -> str:
@@ -128,7 +138,7 @@ class ControlClient:
         if not self.connected:
             return
         fd = self.proc.stdout.fileno()
-        while select.select([fd], [], [], 0)[0]:
+        while _readable(fd, 0):
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 self.close()
@@ -173,7 +183,7 @@ class ControlClient:
     def _fill(self, deadline: float) -> None:
         wait = deadline - time.monotonic()
         fd = self.proc.stdout.fileno()
-        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+        if wait <= 0 or not _readable(fd, wait):
             self.close()
             raise ConnectionError("control client: no answer")
         chunk = os.read(fd, 1 << 17)

@@ -34,6 +34,27 @@ def listening(path: str) -> bool:
     return True
 
 
+# tmux sends a command line to its server in one message of at most 16 KB (MAX_IMSGSIZE, less
+# its headers) and refuses a longer one: "command too long" (3.3a: past 16,364 bytes of
+# NUL-terminated arguments, measured). A control-mode line has no such limit.
+COMMAND_BYTES = 15_000
+
+
+def by_size(commands, limit: int = COMMAND_BYTES) -> list[list[list[str]]]:
+    """The commands in groups that each fit one tmux command line (a command too long on its
+    own goes alone, for tmux to refuse)."""
+    groups: list[list[list[str]]] = [[]]
+    size = 0
+    for cmd in commands:
+        need = sum(len(a.encode("utf-8", "surrogateescape")) + 1 for a in cmd) + 2  # and ";"
+        if groups[-1] and size + need > limit:
+            groups.append([])
+            size = 0
+        groups[-1].append(cmd)
+        size += need
+    return groups
+
+
 class Tmux(Reading):
     """One tmux server, addressed by -L name, -S path, or the $TMUX of the caller."""
 
@@ -78,7 +99,14 @@ class Tmux(Reading):
         return self._spawn(*commands)
 
     def _spawn(self, *commands: list[str]) -> list[str]:
-        """Run commands in a tmux process of their own."""
+        """Run commands in tmux processes of their own: as few as fit its command-line limit,
+        one after another, stopping at the first that fails (as tmux does within one)."""
+        out: list[str] = []
+        for group in by_size(commands):
+            out += self._spawn_one(group)
+        return out
+
+    def _spawn_one(self, commands: list[list[str]]) -> list[str]:
         self.commands_sent += len(commands)
         args: list[str] = []
         for cmd in commands:
@@ -172,7 +200,8 @@ class Tmux(Reading):
 
     def unset_everywhere(self, pane: tuple[str, ...] = (), window: tuple[str, ...] = (),
                          globals_: tuple[str, ...] = ()) -> None:
-        """Unset these options on every pane, every window and globally, in one round trip."""
+        """Unset these options on every pane, every window and globally: one round trip, or
+        as few as tmux's command-line limit allows (`_spawn`)."""
         batch = Batch()
         for line in self.run(["list-panes", "-a", "-F", "#{pane_id} #{window_id}"]):
             pane_id, _, window_id = line.partition(" ")

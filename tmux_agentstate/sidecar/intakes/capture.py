@@ -44,7 +44,7 @@ class CaptureIntake(Intake):
         for w in panes:
             how = w.intake.lost_pipe(w, writing)
             if how:
-                log.info("%s (%s): our pipe was %s by another program; reading tmux's screen "
-                         "instead", w.pane_id, w.info.address, how)
+                log.info("%s (%s): our pipe %s; reading tmux's screen instead", w.pane_id,
+                         w.info.address, how)
                 w.intake.release(w, batch)
                 self.take(w)

@@ -28,8 +28,8 @@ class EmulateIntake(PipedIntake):
         return PaneScreen(info.height, info.width)
 
     def attach(self, w: PaneWatch, batch: Batch) -> bool:
-        if self._foreign(w.info):
-            return False
+        if self._foreign(w.info) or not self.fifos.room():
+            return False  # another program pipes it, or no FIFO to be had: tmux's screen
         w.need_seed = True  # piped in the moment its screen is seeded (`seed`)
         return True
 
@@ -106,8 +106,10 @@ class EmulateIntake(PipedIntake):
                 self.fifos.read(w.pane_id, PIPE_DRAIN)
                 continue
             pipe = Batch()
-            self._pipe(w, pipe)
+            if not self._pipe(w, pipe):
+                continue  # no FIFO for it: the fallback takes it (`lost_pipe`)
             before[w.pane_id] = pipe.commands
+        want = [w for w in want if w.pane_id not in self._no_fifo]
         if want:
             views = self.tmux.capture_views([w.pane_id for w in want], escapes=True, before=before)
             for w in want:

@@ -30,8 +30,10 @@ class PipeIntake(PipedIntake):
     def attach(self, w: PaneWatch, batch: Batch) -> bool:
         if self._foreign(w.info):
             return False
-        self._pipe(w, batch)
-        return True
+        if self._pipe(w, batch):
+            return True
+        self._no_fifo.pop(w.pane_id, None)  # no FIFO to be had: the fallback reads tmux's screen
+        return False
 
     def holds_sweep(self, now: float) -> bool:
         # a sweep due meanwhile waits for the read (≤ read_gap_max) and takes it along

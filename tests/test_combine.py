@@ -27,6 +27,14 @@ def test_report_parse():
         assert Report.parse(bad) is None
 
 
+def test_a_report_or_screen_verdict_with_a_time_that_is_no_time_is_none():
+    from tmux_agentstate.core.combine import parse_screen_option
+    for at in ("inf", "-inf", "nan", "1e999"):  # "blocked inf" would never go stale
+        assert Report.parse(f"blocked {at} hook:x:y") is None
+        assert parse_screen_option(f"blocked {at}") is None
+    assert Report.parse("blocked 12.5 hook:x:y").at == 12.5
+
+
 def test_report_superseded_when_the_screen_changes_after_it():
     # PermissionRequest reported blocked at 100; the user pressed Esc (no hook) and the
     # screen's verdict changed at 102: the report is older evidence

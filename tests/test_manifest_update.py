@@ -153,6 +153,9 @@ REFUSALS = {
     "bad hash": (dict(sha="0" * 64), "sha256"),
     "too-new engine": (dict(engine=ENGINE + 1), f"needs engine {ENGINE + 1}"),
     "broken TOML": (dict(body=f"name = 'claude'\nversion = {V + 1}\n[[rules]\n".encode()), "invalid TOML"),
+    # tomllib recurses per level: past the stack, RecursionError, not a TOMLDecodeError
+    "TOML nested too deeply": (dict(body=b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n"),
+                               "nested too deeply"),
     "rules that do not load": (dict(body=claude_v(V + 1).replace(b"state = \"blocked\"", b"state = \"maybe\"", 1)),
                                "'state' must be one of"),
     "oversized file": (dict(body=claude_v(V + 1, "#" * 300_000 + "\n")), "over 256 KB"),

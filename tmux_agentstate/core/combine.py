@@ -12,6 +12,8 @@ no hook, but the prompt leaving the screen is newer evidence than the Permission
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, replace
 
 from .manifest import Match
@@ -34,6 +36,8 @@ class Report:
         try:
             at = float(parts[1])
         except ValueError:
+            return None
+        if not math.isfinite(at):  # "inf" would be a report that never goes stale
             return None
         return cls(parts[0], at, parts[2] if len(parts) > 2 else "hook")
 
@@ -85,9 +89,10 @@ def parse_screen_option(text: str) -> tuple[str, float] | None:
     if len(parts) != 2 or parts[0] not in ("blocked", "working", "idle"):
         return None
     try:
-        return parts[0], float(parts[1])
+        at = float(parts[1])
     except ValueError:
         return None
+    return (parts[0], at) if math.isfinite(at) else None
 
 
 def fresh_screen_changed_at(published: str, verdict: str, now: float) -> float:

@@ -54,6 +54,8 @@ def parse_index(text: str) -> tuple[list[Entry], list[str]]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise BadIndex(f"the index is not valid TOML: {e}") from None
+    except (RecursionError, MemoryError):
+        raise BadIndex("the index is not valid TOML: nested too deeply") from None
     schema = data.get("schema")
     if schema != SCHEMA:
         raise BadIndex(f"the index has schema {schema!r}; this tmux-agentstate reads schema "

@@ -150,6 +150,8 @@ def _check(e: Entry, data: bytes, cache: Path) -> str | None:
         return "not UTF-8 text"
     except tomllib.TOMLDecodeError as err:
         return f"invalid TOML: {err}"
+    except (RecursionError, MemoryError):  # nesting deeper than the parser's stack
+        return "invalid TOML: nested too deeply"
     except ManifestError as err:
         return str(err).replace(str(cache / e.file) + ": ", "")
     if (m.name, m.version, m.engine) != (e.name, e.version, e.engine):

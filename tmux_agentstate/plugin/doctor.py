@@ -155,7 +155,9 @@ def check_keys(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
             out.append(Finding("ok", f"prefix + {key} {what}"))
         elif bound:
             command = bound.split(f" {key} ", 1)[-1].strip() if f" {key} " in bound else bound
-            out.append(Finding("problem", f"prefix + {key} is yours ({command}): left alone, so "
+            # the user's own binding is their choice, not a fault: said, with how to pick
+            # another key, but doctor stays healthy
+            out.append(Finding("note", f"prefix + {key} is yours ({command}): left alone, so "
                                           f"no key {what}",
                                f"pick another: set -g {names[0]} X (or '' for none), then "
                                "reload tmux.conf"))

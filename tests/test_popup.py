@@ -145,3 +145,20 @@ def test_popup_keeps_the_selected_pane_when_the_list_re_sorts(tmux_server):
     wait_for(lambda: "alpha" not in screen(srv, popup), message="alpha gone from the list")
     wait_for(lambda: "bravo:0.0" in highlighted(srv, popup), message="the row where alpha was")
     srv.cmd("send-keys", "-t", popup, "q")
+
+
+def test_popup_names_the_command_when_it_is_not_on_path(tmux_server):
+    """TPM's venv keeps `tmux-agentstate` inside the plugin folder: the popup's last line says
+    where it is; with it on PATH, nothing is said."""
+    venv_bin = Path(sys.executable).parent
+    assert (venv_bin / "tmux-agentstate").exists()
+    cmd = f"{sys.executable} -m tmux_agentstate popup -L {tmux_server.name}"
+    # (env in the command: a new session's -e PATH does not reach it)
+    off = tmux_server.new_pane(f"env PATH=/usr/bin:/bin {cmd}", rows=20, cols=200)
+    wait_for(lambda: f"command line: {venv_bin / 'tmux-agentstate'}" in screen(tmux_server, off),
+             message="the command's path in the popup")
+    on = tmux_server.new_pane(f"env PATH={venv_bin}:/usr/bin:/bin {cmd}", rows=20, cols=200)
+    wait_for(lambda: "no agents" in screen(tmux_server, on), message="the popup drawn")
+    assert "command line:" not in screen(tmux_server, on)
+    for pane in (off, on):
+        tmux_server.cmd("send-keys", "-t", pane, "q")

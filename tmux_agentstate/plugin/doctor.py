@@ -171,16 +171,13 @@ def check_keys(tmux: Tmux, options: dict[str, str]) -> list[Finding]:
 def check_command(exe_dir: Path | None = None) -> list[Finding]:
     """Where the `tmux-agentstate` command is: TPM's venv keeps it off PATH."""
     import shutil
-    exe_dir = exe_dir or Path(sys.executable).parent
-    on_path = shutil.which("tmux-agentstate")
-    here = exe_dir / "tmux-agentstate"
-    if on_path:
-        return [Finding("ok", f"tmux-agentstate command: {on_path}")]
-    if here.exists():
-        return [Finding("note", f"tmux-agentstate is not on PATH; it is {here}",
-                        f"ln -s {here} ~/.local/bin/tmux-agentstate (or call it by that path)")]
-    return [Finding("note", f"tmux-agentstate is not on PATH; run it as {sys.executable} "
-                            "-m tmux_agentstate")]
+    off_path = wiring.command_off_path(exe_dir)
+    if off_path is None:
+        return [Finding("ok", f"tmux-agentstate command: {shutil.which('tmux-agentstate')}")]
+    if not off_path.endswith(" -m tmux_agentstate"):
+        return [Finding("note", f"tmux-agentstate is not on PATH; it is {off_path}",
+                        f"ln -s {off_path} ~/.local/bin/tmux-agentstate (or call it by that path)")]
+    return [Finding("note", f"tmux-agentstate is not on PATH; run it as {off_path}")]
 
 
 def check_options(options: dict[str, str]) -> list[Finding]:

@@ -10,6 +10,7 @@ import os
 import time
 
 from ..tmux import Tmux, TmuxError
+from .wiring import command_off_path
 
 COLOURS = {"blocked": curses.COLOR_RED, "done": curses.COLOR_CYAN, "working": curses.COLOR_YELLOW,
            "idle": curses.COLOR_GREEN}
@@ -88,6 +89,7 @@ def report(tmux: Tmux, pane: str) -> str:
 
 
 def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
+    off_path = command_off_path()
     def ui(stdscr) -> str | None:
         curses.curs_set(0)
         stdscr.timeout(1000)
@@ -113,6 +115,8 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
                                  "r report a wrong state, q close)", w - 1, curses.A_BOLD)
             if message:
                 stdscr.addnstr(h - 1, 0, message, w - 1, curses.A_BOLD)
+            elif off_path:  # TPM's venv: the command line the user would type is not on PATH
+                stdscr.addnstr(h - 1, 0, f"command line: {off_path}", w - 1, curses.A_DIM)
             if not rows:
                 stdscr.addnstr(2, 2, "no agents", w - 3)
             sel = selection.follow(rows)

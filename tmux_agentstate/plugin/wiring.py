@@ -129,3 +129,14 @@ def unwire(tmux: Tmux, options: dict[str, str]) -> list[str]:
     tmux.unset_everywhere(PANE_OPTIONS, WINDOW_OPTIONS, GLOBAL_OPTIONS)
     done.append("@agentstate options unset on every pane and window, and globally")
     return done
+
+
+def command_off_path(exe_dir: Path | None = None) -> str | None:
+    """How to run `tmux-agentstate` when it is not on PATH (TPM's venv keeps it inside the
+    plugin folder): this install's executable, else `python -m`; None when PATH has it."""
+    import shutil
+    import sys
+    if shutil.which("tmux-agentstate"):
+        return None
+    here = (exe_dir or Path(sys.executable).parent) / "tmux-agentstate"
+    return str(here) if here.exists() else f"{sys.executable} -m tmux_agentstate"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import sys
 import threading
 import time
 
@@ -21,6 +22,7 @@ from ..core.manifest import Manifest, take_faults
 from ..tmux import Batch, PaneInfo, ServerGone, Tmux, TmuxError
 from .config import Config
 from .identity import Identities
+from . import install
 from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
 from .intakes.base import COALESCE
 from .manifests import ManifestWatch
@@ -57,6 +59,9 @@ class Sidecar:
         self.manifests = ManifestWatch(self.catalog)
         self.update_check = UpdateCheck(self.config.manifest_check, self.config.manifest_url)
         self.identities = Identities(self.catalog)
+        self.install = install.InstallWatch(install.current(), runtime.dir)
+        self.started = time.time()
+        self._next_status = 0.0              # the status file is the sidecar's heartbeat too
         self._stop = threading.Event()
         self._recent_asked = threading.Event()
         self._next_full = 0.0
@@ -79,6 +84,7 @@ class Sidecar:
         for e in self.catalog.errors:
             log.error("manifest error: %s", e)
         server_gone = False
+        handover: str | None = None  # a new install's interpreter: hand over to it
         try:
             self.identities.server_pid = self.tmux.server_pid()
             badge = Batch()  # the window badge's format, from the user's icons and styles
@@ -90,6 +96,9 @@ class Sidecar:
                     self._recent_asked.clear()
                     self.publish.recent_bytes(list(self.panes.values()))
                 now = time.monotonic()
+                handover = self.install.check(now)
+                if handover:
+                    break
                 if now >= next_sweep and not self.intake.holds_sweep(now):
                     self.sweep()
                     next_sweep = now + self.intake.period
@@ -104,16 +113,18 @@ class Sidecar:
             log.info("tmux server is gone; exiting")
             server_gone = True
         finally:
-            self.shutdown()
+            if not (handover and self._hand_over(handover)):
+                self.shutdown()
         if server_gone:
             self.runtime.remove()  # its FIFOs, lock, log and status have no server to serve
 
-    def shutdown(self) -> None:
+    def shutdown(self, withdraw: bool = True) -> None:
         self.manifests.stop()
         self.update_check.stop()
         batch = Batch()
         panes = list(self.panes.values())
-        self.publish.withdraw(panes, batch)
+        if withdraw:
+            self.publish.withdraw(panes, batch)
         for w in panes:
             w.intake.detach(w, batch)
         try:
@@ -124,6 +135,31 @@ class Sidecar:
         for intake in self.intakes:
             intake.close()
         self.panes.clear()
+
+    def _hand_over(self, python: str) -> bool:
+        """Our install changed under us: start the new install's sidecar and exit. Its
+        verdicts stay on the panes until the new one publishes its own (no gap); were it not
+        to start, they go (no dead watcher's verdict stands). Not a crash: no hook's restart
+        counts it (we hold the start lock until the new one holds the sidecar lock). False:
+        we are being stopped meanwhile (a `start --replace`), so no hand-over."""
+        if not self.runtime.try_start_lock(10.0, give_up=self._stop.is_set):
+            return False
+        withdraw = Batch()
+        self.publish.withdraw(list(self.panes.values()), withdraw)
+        self.shutdown(withdraw=False)
+        self.runtime.release()
+        pid = install.hand_over(self.runtime, python, sys.argv[1:])
+        if pid:
+            log.info("handed over to pid %d (%s)", pid, python)
+            return True
+        log.error("the new install's sidecar (%s) did not start, see %s; withdrawing this "
+                  "one's verdicts", python, self.runtime.dir / "sidecar.out")
+        self.tmux.control = None  # closed: no new control client for the last commands
+        try:
+            self.tmux.apply(withdraw)
+        except TmuxError:
+            pass
+        return True
 
     # -- early: a screen changed -------------------------------------------------------------
     def _early(self, changed: list[PaneWatch]) -> None:
@@ -249,9 +285,14 @@ class Sidecar:
             self.publish.pane(w, batch)
         self.publish.aggregates(panes, batch)
         self.publish.apply(batch)
-        if self.sweeps % 5 == 1:
+        if self.sweeps % 5 == 1 or time.monotonic() >= self._next_status:
+            self._next_status = time.monotonic() + install.HEARTBEAT
             self.publish.status(panes, {"sweeps": self.sweeps,
-                                        "classifications": self.classifications},
+                                        "classifications": self.classifications,
+                                        # for `doctor`: what it runs from, how often it writes
+                                        "install": self.install.install.as_dict(),
+                                        "started": self.started,
+                                        "heartbeat": max(install.HEARTBEAT, self.intake.period)},
                                 self.manifests.faults())
 
     # -- panes coming and going ------------------------------------------------------------------

@@ -184,7 +184,6 @@ def test_doctor_is_healthy_only_when_every_agent_pane_is_watched(tmux_server, ru
     st = wait_for(lambda: watches(srv, first, "blocked"), timeout=30, message="sidecar watching")
     out = doctor(srv, run_dir)
     assert out.returncode == 0 and not problems(out), out.stdout
-    assert "the sidecar watches every agent pane (1)" in out.stdout
     os.kill(st["pid"], signal.SIGSTOP)  # frozen: the process runs on, watching nothing new
     try:
         second = blocked_replay(srv)

@@ -163,6 +163,25 @@ def test_a_sidecar_whose_install_changed_under_it_hands_over(tmux_server, run_di
     assert wait_for(lambda: gone(before["pid"]), timeout=10, message="the old sidecar ended")
 
 
+def test_the_plugin_loaded_from_another_folder_replaces_the_sidecar(tmux_server, run_dir, plugin,
+                                                                    tmp_path):
+    """The plugin moved (another TPM path, a second clone) and tmux.conf sourced again: the
+    sidecar that runs from the old folder is replaced by the new folder's."""
+    srv = tmux_server
+    folder, venv = plugin
+    stamp_as_built(folder, venv)
+    pane = blocked_replay(srv)
+    srv.cmd("run-shell", str(folder / "plugin.tmux"))
+    before = wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="sidecar up")
+    moved = tmp_path / "elsewhere" / "tmux-agentstate"
+    shutil.copytree(folder, moved, symlinks=True)  # its venv too: built, current, not rebuilt
+    srv.cmd("run-shell", str(moved / "plugin.tmux"))
+    after = wait_for(lambda: watches(srv, pane, "blocked", not_pid=before["pid"]), timeout=60,
+                     interval=0.2, message="a sidecar from the new folder")
+    assert runs_from(after["pid"]) == str(moved / ".venv" / "bin" / "python")
+    assert wait_for(lambda: gone(before["pid"]), timeout=10, message="the old sidecar ended")
+
+
 # -- doctor: a running process is not a watched pane -----------------------------------------
 def doctor(srv, run):
     env = dict(os.environ, XDG_RUNTIME_DIR=str(run))

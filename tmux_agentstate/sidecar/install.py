@@ -129,6 +129,14 @@ class InstallWatch:
             log.info("install: %s", text)
             self._said = text
 
+    @property
+    def changing(self) -> bool:
+        """Our install differs from what we started with now (one stat): its files, our
+        bundled manifests among them, are being deleted or replaced under us."""
+        ours = self.install
+        return bool(ours.record) and (file_stamp(ours.record) != ours.stamp
+                                      or not os.path.exists(ours.python))
+
     def check(self, now: float | None = None) -> str | None:
         """The interpreter of a new, complete install to hand over to; None: go on."""
         now = time.monotonic() if now is None else now

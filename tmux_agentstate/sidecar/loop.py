@@ -187,13 +187,18 @@ class Sidecar:
         `show-messages` log (1000 lines by default), so an idle sidecar must not fill it."""
         self.sweeps += 1
         now = time.monotonic()
-        if self.manifests.reload_due() or self._listing_due(now):
+        if self._reload_due() or self._listing_due(now):
             self._list_and_sweep()
             return
         changed = [w for intake in self.intakes for w in intake.sweep_read(now)]
         if changed:
             self._early(changed)
         self._settle()
+
+    def _reload_due(self) -> bool:
+        """The manifests changed on disk, and they are not ours being deleted by an update
+        (the rules we run stay until the new install's sidecar takes over)."""
+        return self.manifests.reload_due() and not self.install.changing
 
     def _listing_due(self, now: float) -> bool:
         """Whether this sweep must list the panes from tmux: its time has come, an intake
@@ -209,7 +214,7 @@ class Sidecar:
                    for w in self.panes.values())
 
     def _list_and_sweep(self) -> None:
-        if self.manifests.reload():
+        if not self.install.changing and self.manifests.reload():
             self.identities.forget_all()
             for w in self.panes.values():
                 w.screen.dirty = True

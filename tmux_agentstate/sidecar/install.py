@@ -24,6 +24,7 @@ from pathlib import Path
 log = logging.getLogger("tmux_agentstate.sidecar")
 
 CHECK_EVERY = 3.0     # seconds between two looks at the install (one or two stats)
+SETTLE_EVERY = 1.0    # ...once it changed: until the new install is complete and still
 HEARTBEAT = 5.0       # the status file is written at least this often: `doctor` takes one
                       # much older than that for a frozen sidecar
 RETRY_AFTER = 30.0    # after a new install that does not import: look again this much later
@@ -147,6 +148,7 @@ class InstallWatch:
         if file_stamp(ours.record) == ours.stamp and os.path.exists(ours.python):
             self._seen = None
             return None
+        self._next = now + min(self.every, SETTLE_EVERY)  # changed: follow it more closely
         if installing(ours.prefix):
             self._say(f"{ours.prefix} is being rebuilt; watching with the old code until it is done")
             self._seen = None

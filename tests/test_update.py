@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,44 @@ def test_a_sidecar_whose_install_changed_under_it_hands_over(tmux_server, run_di
     assert srv.state(pane) == "blocked"
     assert restarts_counted(srv) == counted  # a hand-over is no crash
     assert wait_for(lambda: gone(before["pid"]), timeout=10, message="the old sidecar ended")
+
+
+def test_a_sidecar_keeps_watching_while_its_venv_is_rebuilt_and_hands_over_when_done(
+        tmux_server, run_dir, plugin):
+    """The venv rebuilt under a running sidecar as `plugin/ensure` does it (its lock folder
+    beside the venv, `venv --clear`, pip), with no one to restart the sidecar: it goes on
+    watching with the code it has (its bundled manifests deleted under it change nothing) and
+    hands over only once the lock is gone."""
+    srv = tmux_server
+    folder, venv = plugin
+    stamp_as_built(folder, venv)
+    pane = blocked_replay(srv)
+    srv.cmd("run-shell", str(folder / "plugin.tmux"))
+    before = wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="sidecar up")
+    lock = Path(f"{venv}.installing")
+    lock.mkdir()
+    try:
+        (lock / "pid").write_text(str(os.getpid()))
+        assert subprocess.run([sys.executable, "-m", "venv", "--clear", venv]).returncode == 0
+        a_change_to_the_package(folder, "rebuilt")
+        built = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q",
+                                "--disable-pip-version-check", folder], capture_output=True,
+                               text=True, cwd=folder.parent)
+        assert built.returncode == 0, built.stderr[-2000:]
+        stamp_as_built(folder, venv)
+        # a status written after the rebuild: the same sidecar, still watching the pane
+        done = time.time()
+        st = wait_for(lambda: (s := sidecar_status(srv)) and s["updated"] > done + 1 and s,
+                      timeout=30, message="a status after the rebuild")
+        assert st["pid"] == before["pid"] and watches(srv, pane, "blocked")
+        said = doctor(srv, run_dir)  # it watches, but with code that is no longer installed
+        assert said.returncode == 1
+        assert any("runs stale code" in p and "fix: " in p for p in problems(said)), said.stdout
+    finally:
+        shutil.rmtree(lock)
+    after = wait_for(lambda: watches(srv, pane, "blocked", not_pid=before["pid"]), timeout=60,
+                     interval=0.2, message="the hand-over once the lock is gone")
+    assert "# rebuilt" in (Path(after["install"]["package"]) / "__init__.py").read_text()
 
 
 def test_the_plugin_loaded_from_another_folder_replaces_the_sidecar(tmux_server, run_dir, plugin,

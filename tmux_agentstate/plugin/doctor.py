@@ -220,7 +220,11 @@ def check_watching(tmux: Tmux, catalog: Catalog) -> list[Finding]:
     theirs = install.Install.from_dict(status.get("install") or {})
     why = install.changed(theirs) if theirs else "it does not say what it runs from (an " \
         "older version)"
-    if why:
+    if why and theirs and install.installing(theirs.prefix):
+        out.append(Finding("note", f"the sidecar (pid {pid}) runs code being replaced: "
+                                   f"{theirs.prefix} is being rebuilt (an update); a sidecar "
+                                   "from it takes over when it is done"))
+    elif why:
         out.append(Finding("problem", f"the sidecar (pid {pid}) runs stale code: {why}",
                            f"tmux-agentstate start --replace -S {tmux.socket()} (or reload "
                            "tmux.conf)"))

@@ -124,6 +124,8 @@ class InstallWatch:
         self._next = time.monotonic() + every
         self._seen: tuple | None = None   # what the last look saw of a changed install
         self._said = ""                    # the last thing logged (each said once)
+        self._failed: tuple | None = None  # a new install that did not import...
+        self._retry_at = 0.0               # ...tried again after this (or when it changes)
 
     def _say(self, text: str) -> None:
         if text != self._said:
@@ -167,10 +169,12 @@ class InstallWatch:
         if seen != self._seen:  # still changing (pip writing): the same twice, then it is done
             self._seen = seen
             return None
+        if seen == self._failed and now < self._retry_at:
+            return None  # that install did not import: another one, or later
         if not imports_sidecar(python):
-            self._say(f"the new install at {python} does not import; retrying in {RETRY_AFTER:.0f}s")
-            self._next = now + RETRY_AFTER
-            self._seen = None
+            self._say(f"the new install at {python} does not import; watching with the old "
+                      "code until one does")
+            self._failed, self._retry_at = seen, now + RETRY_AFTER
             return None
         log.info("install changed under this sidecar (%s); handing over to %s",
                  changed(ours) or "replaced", python)

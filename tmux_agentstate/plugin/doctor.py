@@ -212,6 +212,14 @@ def check_watching(tmux: Tmux, catalog: Catalog) -> list[Finding]:
     heartbeat = float(status.get("heartbeat") or install.HEARTBEAT)
     limit = max(15.0, 3 * heartbeat)
     age = asked - float(status.get("updated") or 0)
+    if age > limit:  # or the machine just woke from sleep: one more heartbeat's time
+        deadline = time.monotonic() + heartbeat + 2
+        while time.monotonic() < deadline:
+            fresh = runtime.read_status() or {}
+            if fresh.get("pid") == pid and float(fresh.get("updated") or 0) > asked:
+                status, age = fresh, 0.0
+                break
+            time.sleep(0.5)
     frozen = age > limit
     if frozen:
         out.append(Finding("problem", f"the sidecar (pid {pid}) last wrote its status {age:.0f}s "

@@ -88,10 +88,15 @@ def current() -> Install:
     return Install(sys.executable, sys.prefix, package, record, file_stamp(record) or "")
 
 
+def python_gone(install: Install) -> bool:
+    """Its interpreter was deleted (one that never said its path is taken as there)."""
+    return bool(install.python) and not os.path.exists(install.python)
+
+
 def changed(install: Install) -> str | None:
-    """Why `install` is no longer what is on disk (None: it still is): for `doctor` and for
-    `start --replace`, about the install a sidecar's status names."""
-    if not os.path.exists(install.python):
+    """Why `install` is no longer what is on disk (None: it still is): for `doctor`, about
+    the install a sidecar's status names."""
+    if python_gone(install):
         return f"its interpreter {install.python} is gone"
     if install.record and file_stamp(install.record) != install.stamp:
         return f"its package was reinstalled or removed ({Path(install.record).parent.name})"
@@ -138,7 +143,7 @@ class InstallWatch:
         bundled manifests among them, are being deleted or replaced under us."""
         ours = self.install
         return bool(ours.record) and (file_stamp(ours.record) != ours.stamp
-                                      or not os.path.exists(ours.python))
+                                      or python_gone(ours))
 
     def check(self, now: float | None = None) -> str | None:
         """The interpreter of a new, complete install to hand over to; None: go on."""
@@ -147,7 +152,7 @@ class InstallWatch:
             return None  # not installed as a distribution (a source checkout): nothing to watch
         self._next = now + self.every
         ours = self.install
-        if file_stamp(ours.record) == ours.stamp and os.path.exists(ours.python):
+        if file_stamp(ours.record) == ours.stamp and not python_gone(ours):
             self._seen = None
             return None
         self._next = now + min(self.every, SETTLE_EVERY)  # changed: follow it more closely
@@ -155,7 +160,8 @@ class InstallWatch:
             self._say(f"{ours.prefix} is being rebuilt; watching with the old code until it is done")
             self._seen = None
             return None
-        python = ours.python if os.access(ours.python, os.X_OK) else self._named_python()
+        python = ours.python if ours.python and os.access(ours.python, os.X_OK) \
+            else self._named_python()
         if python is None:
             self._say(f"{ours.package} is gone and no new install is known; watching with the "
                       "old code until a start replaces this sidecar")

@@ -129,6 +129,7 @@ class InstallWatch:
         self._next = time.monotonic() + every
         self._seen: tuple | None = None   # what the last look saw of a changed install
         self._said = ""                    # the last thing logged (each said once)
+        self._verified: tuple | None = None  # the new install that imports
         self._failed: tuple | None = None  # a new install that did not import...
         self._retry_at = 0.0               # ...tried again after this (or when it changes)
 
@@ -177,6 +178,8 @@ class InstallWatch:
             return None
         if seen == self._failed and now < self._retry_at:
             return None  # that install did not import: another one, or later
+        if seen == self._verified:
+            return python  # checked already: the hand-over waits for the start lock
         if not imports_sidecar(python):
             self._say(f"the new install at {python} does not import; watching with the old "
                       "code until one does")
@@ -184,6 +187,7 @@ class InstallWatch:
             return None
         log.info("install changed under this sidecar (%s); handing over to %s",
                  changed(ours) or "replaced", python)
+        self._verified = seen
         return python
 
     def _named_python(self) -> str | None:

@@ -96,9 +96,12 @@ class Sidecar:
                     self._recent_asked.clear()
                     self.publish.recent_bytes(list(self.panes.values()))
                 now = time.monotonic()
+                # our install changed: hand over, once no `start` runs (the start lock, held
+                # until the new sidecar holds the lock: no hook counts it as a crash)
                 handover = self.install.check(now)
-                if handover:
+                if handover and self.runtime.try_start_lock(0.5, give_up=self._stop.is_set):
                     break
+                handover = None
                 if now >= next_sweep and not self.intake.holds_sweep(now):
                     self.sweep()
                     next_sweep = now + self.intake.period
@@ -113,7 +116,9 @@ class Sidecar:
             log.info("tmux server is gone; exiting")
             server_gone = True
         finally:
-            if not (handover and self._hand_over(handover)):
+            if handover:
+                self._hand_over(handover)
+            else:
                 self.shutdown()
         if server_gone:
             self.runtime.remove()  # its FIFOs, lock, log and status have no server to serve
@@ -136,14 +141,10 @@ class Sidecar:
             intake.close()
         self.panes.clear()
 
-    def _hand_over(self, python: str) -> bool:
+    def _hand_over(self, python: str) -> None:
         """Our install changed under us: start the new install's sidecar and exit. Its
         verdicts stay on the panes until the new one publishes its own (no gap); were it not
-        to start, they go (no dead watcher's verdict stands). Not a crash: no hook's restart
-        counts it (we hold the start lock until the new one holds the sidecar lock). False:
-        we are being stopped meanwhile (a `start --replace`), so no hand-over."""
-        if not self.runtime.try_start_lock(10.0, give_up=self._stop.is_set):
-            return False
+        to start, they go (no dead watcher's verdict stands)."""
         withdraw = Batch()
         self.publish.withdraw(list(self.panes.values()), withdraw)
         self.shutdown(withdraw=False)
@@ -151,7 +152,7 @@ class Sidecar:
         pid = install.hand_over(self.runtime, python, sys.argv[1:])
         if pid:
             log.info("handed over to pid %d (%s)", pid, python)
-            return True
+            return
         log.error("the new install's sidecar (%s) did not start, see %s; withdrawing this "
                   "one's verdicts", python, self.runtime.dir / "sidecar.out")
         self.tmux.control = None  # closed: no new control client for the last commands
@@ -159,7 +160,6 @@ class Sidecar:
             self.tmux.apply(withdraw)
         except TmuxError:
             pass
-        return True
 
     # -- early: a screen changed -------------------------------------------------------------
     def _early(self, changed: list[PaneWatch]) -> None:

@@ -233,10 +233,10 @@ def test_a_broken_new_install_leaves_the_old_sidecar_watching_and_doctor_says_so
         wait_for(lambda: "does not import" in log.read_text(), timeout=30,
                  message="the sidecar saw the new install fail")
         assert watches(srv, pane, "blocked")["pid"] == before["pid"]  # still the old one, watching
-    finally:
+    finally:  # a good release after it (and no broken venv left for the next test)
         loop.write_text(good)
-    a_change_to_the_package(folder, "fixed")
-    reinstall()
+        a_change_to_the_package(folder, "fixed")
+        reinstall()
     after = wait_for(lambda: watches(srv, pane, "blocked", not_pid=before["pid"]), timeout=60,
                      interval=0.2, message="the hand-over to the fixed install")
     assert "# fixed" in (Path(after["install"]["package"]) / "__init__.py").read_text()

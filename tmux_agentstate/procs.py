@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from .safe_read import read_head, read_json
+from .core.safe_read import read_head, read_json
 
 HINT_VAR = "AGENTSTATE_AGENT"
 

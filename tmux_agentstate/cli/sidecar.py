@@ -30,6 +30,10 @@ def add(sub) -> None:
             w.add_argument("--auto", action="store_true",
                            help="as our tmux hooks run it: silent; leaves a sidecar stopped on "
                                 "purpose stopped, and one that keeps dying down")
+            w.add_argument("--replace", action="store_true",
+                           help="as the plugin runs it when loaded: a running sidecar from "
+                                "another install (before an update, say) is stopped and this "
+                                "install's started")
         if name == "watch":
             w.add_argument("--quiet", action="store_true", help="exit 0 if one already runs")
             w.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
@@ -125,7 +129,10 @@ def cmd_start(args) -> int:
     # one start at a time: two hooks firing together (a client leaving as another comes) must
     # not both spawn a sidecar, nor both count against the restart budget
     runtime.hold_start_lock()
+    _note_python(runtime)
     pid = runtime.running_pid()
+    if pid and args.replace and _replace_stale(runtime, pid):
+        pid = None
     if pid:
         _tell_untold(tmux, runtime)
         if not args.auto:
@@ -210,6 +217,47 @@ def _control_client_of(tmux, pid: int) -> bool:
         return False
     return any(mode == "1" and client.isdigit() and procs.parent_pid(int(client)) == pid
                for mode, _, client in (row.partition(" ") for row in rows))
+
+
+def _note_python(runtime) -> None:
+    """This start's interpreter: where a sidecar whose own install vanished hands over to."""
+    try:
+        runtime.python_path.write_text(sys.executable)
+    except OSError:
+        pass
+
+
+def _replace_stale(runtime, pid: int) -> bool:
+    """Stop the running sidecar if it runs from another install than this command (the
+    plugin's venv rebuilt by an update, moved, reinstalled): True when it was stopped. One
+    that has not yet said what it runs from (just started) is left alone; one from before
+    sidecars said so is replaced."""
+    import signal
+    import time
+
+    from ..sidecar import install
+    status = runtime.read_status() or {}
+    if pid < 0 or status.get("pid") != pid:
+        return False
+    theirs = status.get("install")
+    if theirs == install.current().as_dict():
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)  # it takes its verdicts with it; ours come right after
+    except OSError:
+        return False
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and runtime.running_pid():
+        time.sleep(0.05)
+    if runtime.running_pid():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and runtime.running_pid() == pid:
+            time.sleep(0.05)
+    return True
 
 
 def _say_in_segment(tmux, text: str) -> None:

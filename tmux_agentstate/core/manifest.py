@@ -18,7 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..safe_read import read_head
+from .answers import Pick, parse_answers
+from .safe_read import read_head
 from .patterns import SEARCH_BUDGET, Guard, Hint, Pattern, take_faults
 from .screen import ScreenView
 
@@ -42,11 +43,6 @@ MAX_VERSION = 10_000
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
 _RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment", "answers"}
 _MARK_KEYS = (_RULE_KEYS - {"state", "answers"}) | {"mark"}
-CHOICE_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
-# a tmux key name ("Enter", "Escape", "Down", "C-c", "y", "1"): never an option ("-X") nor a
-# command separator (";"), which `send-keys` would take as more than a key
-KEY_NAME = re.compile(r"(?:[CMS]-)*(?:[A-Za-z0-9][A-Za-z0-9]*|[!-~])")
-_PICK_KEYS = {"pick", "marker"}
 MARK_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 class ManifestError(ValueError):
     """One clear line: file, rule, reason."""
@@ -67,16 +63,6 @@ class Match:
     line: str | None = None
     mark: str | None = None
     mark_line: str | None = None
-
-
-@dataclass(frozen=True)
-class Pick:
-    """An answer chosen by its label: move the dialog's selection `marker` (e.g. "❯") with
-    Up/Down to the option whose row matches `label`, then Enter. For lists without numbers,
-    whose order differs between releases (Claude's folder trust: "No, exit" first in 2.1,
-    "Yes, proceed" first in 2.0)."""
-    label: Pattern
-    marker: str
 
 
 @dataclass(frozen=True)
@@ -303,36 +289,11 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
 
 
 def _answers(path: Path, rule_id: str | None, value, engine: int) -> dict:
-    """[answers] (rule_id None) or a blocked rule's `answers`: choice → a list of tmux key
-    names, or (engine 3) `{ pick = "label regex", marker = "❯" }`."""
-    where = "[answers]" if rule_id is None else "'answers'"
-    if not isinstance(value, dict):
-        raise ManifestError(path, f"{where} maps a choice to a list of tmux key names", rule_id)
-    if rule_id is not None and engine < 3:
-        raise ManifestError(path, "a rule's own 'answers' need 'engine = 3' (or later)", rule_id)
-    out: dict = {}
-    for choice, keys in value.items():
-        if not CHOICE_NAME.fullmatch(choice):
-            raise ManifestError(path, f"{where}: a choice is a short lowercase word, not {choice!r}",
-                                rule_id)
-        if isinstance(keys, dict):
-            if engine < 3:
-                raise ManifestError(path, f"{where}: a {{ pick = … }} answer needs 'engine = 3' "
-                                          "(or later)", rule_id)
-            marker = keys.get("marker")
-            if (set(keys) != _PICK_KEYS or not isinstance(keys.get("pick"), str)
-                    or not isinstance(marker, str) or not 0 < len(marker) <= 4 or not marker.strip()
-                    or marker != marker.strip()):
-                raise ManifestError(path, f"{where}: {choice} = {{ pick = \"label regex\", "
-                                          f"marker = \"❯\" }} (the selection's mark)", rule_id)
-            out[choice] = Pick(_patterns(path, rule_id, f"{choice}.pick", keys["pick"])[0], marker)
-        elif (isinstance(keys, list) and keys
-              and all(isinstance(k, str) and KEY_NAME.fullmatch(k) for k in keys)):
-            out[choice] = tuple(keys)
-        else:
-            raise ManifestError(path, f"{where}: {choice} must be a list of tmux key names "
-                                      "(e.g. [\"1\"], [\"Escape\"])", rule_id)
-    return out
+    """[answers] (rule_id None) or a blocked rule's `answers` (core/answers.py)."""
+    def fail(reason: str) -> ManifestError:
+        return ManifestError(path, reason, rule_id)
+    return parse_answers(value, engine, rule_id is not None, fail,
+                         lambda name, regex: _patterns(path, rule_id, name, regex)[0])
 
 
 def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False,

@@ -25,7 +25,7 @@ import os
 import re
 
 from .. import procs
-from ..safe_read import loads_json, read_head, read_tail
+from ..core.safe_read import loads_json, read_head, read_tail
 
 TAIL = 256 * 1024
 CLAUDE_WINDOW, CLAUDE_WINDOW_1M = 200_000, 1_000_000

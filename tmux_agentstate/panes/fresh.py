@@ -18,7 +18,8 @@ from ..core.catalog import Catalog
 from ..core import origin
 from ..core.combine import (REPORT_LIFETIME, PaneState, Report, combine, fresh_screen_changed_at,
                             newest, parse_screen_option, report_from_claude_session, report_in_force)
-from ..core.manifest import Manifest, Match, Pick
+from ..core.answers import Pick
+from ..core.manifest import Manifest, Match
 from ..core.screen import PaneScreen, redraw_bytes
 from ..tmux import PaneInfo, PaneView, Tmux, TmuxError
 

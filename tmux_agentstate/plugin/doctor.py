@@ -236,6 +236,101 @@ def check_watcher_down(runtime: Runtime, pid: int | None) -> list[Finding]:
                     f"{runtime.socket_path}")]
 
 
+STATUS_WAIT = 8.0  # seconds to wait for a status that lists a pane an agent just started in
+                   # (the sidecar lists panes every 5 s and writes its status after)
+
+
+def agent_panes(tmux: Tmux, catalog: Catalog) -> dict[str, tuple[str, str]]:
+    """The panes whose foreground is an agent now, as the sidecar identifies them (the
+    catalog's rules over the tty's foreground process): pane id → (address, agent)."""
+    panes, _ = tmux.panes_and_clients()
+    found = {}
+    for info in panes:
+        if info.dead:
+            continue
+        manifest = catalog.for_foreground(procs.foreground(info.pane_pid))
+        if manifest is not None:
+            found[info.pane_id] = (info.address, manifest.name)
+    return found
+
+
+def check_watching(tmux: Tmux, catalog: Catalog) -> list[Finding]:
+    """A running sidecar is no proof of a watched pane: compare the panes its status file
+    says it watches with the panes whose foreground is an agent now; a status not written
+    for long is a frozen sidecar; an install changed under it means it runs stale code."""
+    import time
+
+    from ..sidecar import install
+    runtime = Runtime(tmux.socket())
+    pid = runtime.running_pid() if runtime.dir.is_dir() else None
+    if not pid:
+        return []  # check_sidecar says it is down, and what to do
+    restart = (f"tmux-agentstate stop -S {tmux.socket()} && tmux-agentstate start -S "
+               f"{tmux.socket()} (its log: {runtime.log_path})")
+    asked = time.time()
+    status = runtime.read_status() or {}
+    deadline = time.monotonic() + STATUS_WAIT
+    while status.get("pid") != pid and time.monotonic() < deadline:  # just started
+        time.sleep(0.2)
+        status = runtime.read_status() or {}
+    if status.get("pid") != pid:
+        return [Finding("problem", f"the sidecar (pid {pid}) has written no status in "
+                                   f"{STATUS_WAIT:.0f}s: it is stuck or frozen", restart)]
+    out = []
+    heartbeat = float(status.get("heartbeat") or install.HEARTBEAT)
+    limit = max(15.0, 3 * heartbeat)
+    age = asked - float(status.get("updated") or 0)
+    if age > limit:  # or the machine just woke from sleep: one more heartbeat's time
+        deadline = time.monotonic() + heartbeat + 2
+        while time.monotonic() < deadline:
+            fresh = runtime.read_status() or {}
+            if fresh.get("pid") == pid and float(fresh.get("updated") or 0) > asked:
+                status, age = fresh, 0.0
+                break
+            time.sleep(0.5)
+    frozen = age > limit
+    if frozen:
+        out.append(Finding("problem", f"the sidecar (pid {pid}) last wrote its status {age:.0f}s "
+                                      f"ago (every {heartbeat:.0f}s when alive): it is frozen "
+                                      "or stopped (SIGSTOP), its panes' states are old", restart))
+    theirs = install.Install.from_dict(status.get("install") or {})
+    why = install.changed(theirs) if theirs else "it does not say what it runs from (an " \
+        "older version)"
+    if why and theirs and install.installing(theirs.prefix):
+        out.append(Finding("note", f"the sidecar (pid {pid}) runs code being replaced: "
+                                   f"{theirs.prefix} is being rebuilt (an update); a sidecar "
+                                   "from it takes over when it is done"))
+    elif why:
+        out.append(Finding("problem", f"the sidecar (pid {pid}) runs stale code: {why}",
+                           f"tmux-agentstate start --replace -S {tmux.socket()} (or reload "
+                           "tmux.conf)"))
+    elif theirs and theirs.python != sys.executable:
+        out.append(Finding("note", f"the sidecar runs from {theirs.python}, this command from "
+                                   f"{sys.executable}"))
+    agents = agent_panes(tmux, catalog)
+
+    def unwatched() -> list[str]:
+        return sorted(set(agents) - {p.get("pane") for p in status.get("panes", [])},
+                      key=lambda p: int(p.lstrip("%")) if p.lstrip("%").isdigit() else 0)
+
+    missing = unwatched()
+    deadline = time.monotonic() + STATUS_WAIT
+    while missing and not frozen and time.monotonic() < deadline:
+        time.sleep(0.5)  # an agent that just started: its first listing comes within seconds
+        status = runtime.read_status() or status
+        agents = {p: a for p, a in agent_panes(tmux, catalog).items() if p in agents}
+        missing = unwatched()
+    for pane_id in missing:
+        address, agent = agents[pane_id]
+        out.append(Finding("problem", f"{pane_id} ({address}) runs {agent}, but the sidecar "
+                                      "does not watch it: its state is not shown", restart))
+    if agents and not missing and not frozen:
+        out.append(Finding("ok", f"the sidecar watches every agent pane ({len(agents)})"))
+    elif not agents:
+        out.append(Finding("ok", "no agent runs in a pane now"))
+    return out
+
+
 def _last_error(log: Path) -> str | None:
     try:
         with open(log, "rb") as f:
@@ -258,5 +353,5 @@ def diagnose(tmux: Tmux, catalog: Catalog | None = None) -> list[Finding]:
         return findings + check_manifests(catalog) + check_agents(catalog)
     return (check_versions(tmux) + check_command() + check_manifests(catalog)
             + check_plugin(tmux, options) + check_options(options)
-            + check_sidecar(tmux) + check_agents(catalog)
+            + check_sidecar(tmux) + check_watching(tmux, catalog) + check_agents(catalog)
             + [Finding("note", f"user manifests folder: {user_dir()}")])

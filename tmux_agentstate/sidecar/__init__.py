@@ -10,6 +10,7 @@
     notify.py   when to tell the user, and how (bell, message, a command of theirs)
     config.py   its settings: the `@agentstate-*` options, with their defaults
     runtime.py  its private folder: FIFOs, lock, log, status
+    install.py  what it runs from; hands over to a new install that replaced it (an update)
 """
 from .loop import Sidecar
 

@@ -21,13 +21,15 @@ from ..core.manifest import Manifest, take_faults
 from ..tmux import Batch, PaneInfo, ServerGone, Tmux, TmuxError
 from .config import Config
 from .identity import Identities
+from . import install
 from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
 from .intakes.base import COALESCE
 from .manifests import ManifestWatch
 from .publish import Publisher
 from .runtime import Runtime
 from .update_check import UpdateCheck
-from .watch import PaneWatch, classify, could_be_blocked, mark_shown, read_context, read_session
+from .watch import (PaneWatch, classify, could_be_blocked, mark_shown, read_context, read_session,
+                    relisted)
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -54,7 +56,8 @@ class Sidecar:
         self.intake, self.fallback = make_intakes(tmux, self.config, self.panes, runtime)
         self.intakes = [self.intake] + ([self.fallback] if self.fallback is not self.intake else [])
         self.publish = Publisher(tmux, runtime, self.config)
-        self.manifests = ManifestWatch(self.catalog)
+        self.install = install.HandOver(runtime)  # our own install: hand over when it changes
+        self.manifests = ManifestWatch(self.catalog, held=lambda: self.install.changing)
         self.update_check = UpdateCheck(self.config.manifest_check, self.config.manifest_url)
         self.identities = Identities(self.catalog)
         self._stop = threading.Event()
@@ -76,9 +79,8 @@ class Sidecar:
         self.manifests.start()
         self.update_check.start()
         self.tmux.use_control()
-        for e in self.catalog.errors:
-            log.error("manifest error: %s", e)
         server_gone = False
+        handover: str | None = None  # a new install's interpreter: hand over to it
         try:
             self.identities.server_pid = self.tmux.server_pid()
             badge = Batch()  # the window badge's format, from the user's icons and styles
@@ -90,6 +92,9 @@ class Sidecar:
                     self._recent_asked.clear()
                     self.publish.recent_bytes(list(self.panes.values()))
                 now = time.monotonic()
+                handover = self.install.due(now, self._stop.is_set)  # our install changed
+                if handover:
+                    break
                 if now >= next_sweep and not self.intake.holds_sweep(now):
                     self.sweep()
                     next_sweep = now + self.intake.period
@@ -104,16 +109,20 @@ class Sidecar:
             log.info("tmux server is gone; exiting")
             server_gone = True
         finally:
-            self.shutdown()
+            if handover:
+                self.install.run(self, handover)
+            else:
+                self.shutdown()
         if server_gone:
             self.runtime.remove()  # its FIFOs, lock, log and status have no server to serve
 
-    def shutdown(self) -> None:
+    def shutdown(self, withdraw: bool = True) -> None:
         self.manifests.stop()
         self.update_check.stop()
         batch = Batch()
         panes = list(self.panes.values())
-        self.publish.withdraw(panes, batch)
+        if withdraw:
+            self.publish.withdraw(panes, batch)
         for w in panes:
             w.intake.detach(w, batch)
         try:
@@ -209,15 +218,7 @@ class Sidecar:
                     self._drop(w, batch, unpublish=False)
                 self._adopt(info, manifest, pgid, batch)
                 continue
-            if full:
-                read_session(w)
-                read_context(w)
-            w.intake.listed(w, info, screens)
-            if (info.report, info.launch) != (w.info.report, w.info.launch):
-                w.screen.dirty = True  # a new report, or its proof: re-combine
-            w.info = info
-            if info.pane_id in screens:
-                w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
+            relisted(w, info, screens, full)
         mark_shown(self.panes, panes, self.tmux.control_session, time.time())
         for intake, ws in captured.items():
             intake.after_listing(ws, screens, seen)
@@ -249,9 +250,10 @@ class Sidecar:
             self.publish.pane(w, batch)
         self.publish.aggregates(panes, batch)
         self.publish.apply(batch)
-        if self.sweeps % 5 == 1:
+        if self.install.status_due(time.monotonic()) or self.sweeps % 5 == 1:
             self.publish.status(panes, {"sweeps": self.sweeps,
-                                        "classifications": self.classifications},
+                                        "classifications": self.classifications,
+                                        **self.install.status(self.intake.period)},
                                 self.manifests.faults())
 
     # -- panes coming and going ------------------------------------------------------------------

@@ -12,14 +12,21 @@ log = logging.getLogger("tmux_agentstate.sidecar")
 
 
 class ManifestWatch:
-    def __init__(self, catalog: Catalog):
+    def __init__(self, catalog: Catalog, held=lambda: False):
         self.catalog = catalog
+        # while held() is True, no reload: the files changing are our own install's, deleted
+        # and rewritten by an update (an emptied catalog would drop every pane); the rules we
+        # run stay until the new install's sidecar takes over
+        self.held = held
         self._reload = threading.Event()
         self._observer = None
         self._handler = None
         self._watched: set = set()
 
     def start(self) -> None:
+        """Say what did not load, then watch the manifest folders for changes."""
+        for e in self.catalog.errors:
+            log.error("manifest error: %s", e)
         try:
             from watchdog.events import FileSystemEventHandler
             from watchdog.observers import Observer
@@ -48,13 +55,13 @@ class ManifestWatch:
         self._reload.set()
 
     def reload_due(self) -> bool:
-        return self._reload.is_set()
+        return self._reload.is_set() and not self.held()
 
     def reload(self) -> bool:
         """At a listing: watch folders made since the last one; re-read the manifests if
         anything changed. True if they were re-read."""
         self._watch_new_folders()
-        if not self._reload.is_set():
+        if not self.reload_due():
             return False
         self._reload.clear()
         for e in self.catalog.reload():

@@ -139,6 +139,34 @@ class Runtime:
         fcntl.flock(fd, fcntl.LOCK_EX)
         self._start_fd = fd
 
+    def try_start_lock(self, timeout: float, give_up=lambda: False) -> bool:
+        """hold_start_lock(), but waiting at most `timeout` seconds, and not at all once
+        `give_up()` says so (a sidecar handing over that is being stopped meanwhile)."""
+        fd = os.open(self.dir / "start.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._start_fd = fd
+                return True
+            except BlockingIOError:
+                if give_up() or time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(0.05)
+
+    def release(self) -> None:
+        """Let go of the single-instance lock (a sidecar handing over to a new one)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    @property
+    def python_path(self) -> Path:
+        """The interpreter the last `start` ran with: where a sidecar whose own install is
+        gone hands over to (the plugin's venv rebuilt in a new folder, say)."""
+        return self.dir / "python"
+
     def remove(self) -> None:
         """The folder and all in it (FIFOs, lock, log, status): its server has ended."""
         shutil.rmtree(self.dir, ignore_errors=True)

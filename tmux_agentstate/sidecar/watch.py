@@ -109,6 +109,20 @@ def hook_report(w: PaneWatch) -> Report | None:
     return None
 
 
+def relisted(w: PaneWatch, info: PaneInfo, screens: dict[str, str], full: bool) -> None:
+    """A watched pane listed again: its agent's files (once per interval), its intake's part
+    of the listing, a new report (or its proof) re-combined, tmux's screen where one was read."""
+    if full:
+        read_session(w)
+        read_context(w)
+    w.intake.listed(w, info, screens)
+    if (info.report, info.launch) != (w.info.report, w.info.launch):
+        w.screen.dirty = True
+    w.info = info
+    if info.pane_id in screens:
+        w.screen.update(screens[info.pane_id], info.cursor_y, info.title)
+
+
 def mark_shown(panes: dict[str, PaneWatch], infos: list[PaneInfo], ours: str | None,
                wall: float) -> None:
     """Who shows which pane, from a listing: a pane is shown when it is the active pane of its

@@ -427,7 +427,11 @@ def test_codex_launch_with_bypass_env_reports_blocked_then_idle(tmux_server, sid
         assert CODEX_REVIEW not in scr
         t = codex_command_turn(agent, obs)
         log = obs.dump()
-        assert is_subsequence(["working", "blocked", "idle"], obs.states(t["t0"])), log
+        # "working" is not required: the mock asks for the command at once, so the working
+        # report (UserPromptSubmit, PreToolUse) stands for ~0.3 s, and a report is read at the
+        # sidecar's next pane listing (issue 27 makes that instant); a loaded CI machine missed
+        # it once. The hooks' own sequence is asserted below
+        assert is_subsequence(["blocked", "idle"], obs.states(t["t0"])), log
         events = obs.report_events(t["t0"])
         # PostToolUse is not asserted: one fresh-clone CI run saw Codex end this turn (after a
         # 10 s pause) with Stop and no PostToolUse report. The state must not hang on it - the

@@ -108,8 +108,9 @@ def _left(end: float) -> float:
     return left
 
 
-class _DeadlineSocket(socket.socket):
-    """A socket whose every wait is bounded by what is left of the request's deadline."""
+class _Deadline:
+    """Mixed into a socket class: its every wait is bounded by what is left of the request's
+    deadline (for TLS, the handshake is bounded by the timeout the plain socket had)."""
 
     end: float | None = None
 
@@ -130,24 +131,12 @@ class _DeadlineSocket(socket.socket):
         return super().sendall(*a, **kw)
 
 
-class _DeadlineSSLSocket(ssl.SSLSocket):
-    """The same, over TLS (the handshake is bounded by the timeout the plain socket had)."""
+class _DeadlineSocket(_Deadline, socket.socket):
+    pass
 
-    end: float | None = None
 
-    _arm = _DeadlineSocket._arm
-
-    def recv(self, *a, **kw):
-        self._arm()
-        return super().recv(*a, **kw)
-
-    def recv_into(self, *a, **kw):
-        self._arm()
-        return super().recv_into(*a, **kw)
-
-    def sendall(self, *a, **kw):
-        self._arm()
-        return super().sendall(*a, **kw)
+class _DeadlineSSLSocket(_Deadline, ssl.SSLSocket):
+    pass
 
 
 def _resolve(host: str, port: int, end: float) -> list:

@@ -114,14 +114,21 @@ def restarts_counted(srv) -> int:
         return 0
 
 
+def plugin_up(srv, folder, venv, segment=False) -> tuple[str, dict]:
+    """The plugin loaded as built (its venv stamped), a blocked agent pane: the pane, and the
+    first sidecar's status once it watches it."""
+    stamp_as_built(folder, venv)
+    if segment:
+        srv.cmd("set-option", "-g", "status-right", "#{agentstate}")
+    pane = blocked_replay(srv)
+    srv.cmd("run-shell", str(folder / "plugin.tmux"))  # the hooks too: they must not count it
+    return pane, wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="sidecar up")
+
+
 def test_a_tpm_update_ends_with_a_new_sidecar_from_the_new_venv(tmux_server, run_dir, plugin):
     srv = tmux_server
     folder, venv = plugin
-    stamp_as_built(folder, venv)
-    srv.cmd("set-option", "-g", "status-right", "#{agentstate}")
-    pane = blocked_replay(srv)
-    srv.cmd("run-shell", str(folder / "plugin.tmux"))
-    before = wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="first sidecar")
+    pane, before = plugin_up(srv, folder, venv, segment=True)
     assert runs_from(before["pid"]) == str(venv / "bin" / "python")  # the plugin's venv
     # `prefix + U`: TPM pulls a new commit, then tmux.conf is sourced again
     a_change_to_the_package(folder, "the update")
@@ -144,10 +151,7 @@ def test_a_tpm_update_ends_with_a_new_sidecar_from_the_new_venv(tmux_server, run
 def test_a_sidecar_whose_install_changed_under_it_hands_over(tmux_server, run_dir, plugin):
     srv = tmux_server
     folder, venv = plugin
-    stamp_as_built(folder, venv)
-    pane = blocked_replay(srv)
-    srv.cmd("run-shell", str(folder / "plugin.tmux"))  # the hooks too: they must not count it
-    before = wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="sidecar up")
+    pane, before = plugin_up(srv, folder, venv)
     counted = restarts_counted(srv)
     # pip reinstalls the package over the running sidecar (pipx reinstall, pip install -U)
     a_change_to_the_package(folder, "reinstalled")
@@ -172,10 +176,7 @@ def test_a_sidecar_keeps_watching_while_its_venv_is_rebuilt_and_hands_over_when_
     hands over only once the lock is gone."""
     srv = tmux_server
     folder, venv = plugin
-    stamp_as_built(folder, venv)
-    pane = blocked_replay(srv)
-    srv.cmd("run-shell", str(folder / "plugin.tmux"))
-    before = wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="sidecar up")
+    pane, before = plugin_up(srv, folder, venv)
     lock = Path(f"{venv}.installing")
     lock.mkdir()
     try:
@@ -209,11 +210,7 @@ def test_a_broken_new_install_leaves_the_old_sidecar_watching_and_doctor_says_so
     fix; a good reinstall after it is taken up."""
     srv = tmux_server
     folder, venv = plugin
-    stamp_as_built(folder, venv)
-    srv.cmd("set-option", "-g", "status-right", "#{agentstate}")
-    pane = blocked_replay(srv)
-    srv.cmd("run-shell", str(folder / "plugin.tmux"))
-    before = wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="sidecar up")
+    pane, before = plugin_up(srv, folder, venv, segment=True)
     loop = folder / "tmux_agentstate" / "sidecar" / "loop.py"
     good = loop.read_text()
 
@@ -250,10 +247,7 @@ def test_the_plugin_loaded_from_another_folder_replaces_the_sidecar(tmux_server,
     sidecar that runs from the old folder is replaced by the new folder's."""
     srv = tmux_server
     folder, venv = plugin
-    stamp_as_built(folder, venv)
-    pane = blocked_replay(srv)
-    srv.cmd("run-shell", str(folder / "plugin.tmux"))
-    before = wait_for(lambda: watches(srv, pane, "blocked"), timeout=30, message="sidecar up")
+    pane, before = plugin_up(srv, folder, venv)
     moved = tmp_path / "elsewhere" / "tmux-agentstate"
     shutil.copytree(folder, moved, symlinks=True)  # its venv too: built, current, not rebuilt
     srv.cmd("run-shell", str(moved / "plugin.tmux"))

@@ -51,6 +51,18 @@ def test_pure_core_imports_no_tmux_or_processes():
         assert not outside, f"{module.relative_to(PACKAGE)} imports {outside} from outside core/"
 
 
+def test_imports_point_down_the_flow():
+    """Nothing below reaches up: the sidecar, the tmux adapter, the hooks and the core import
+    nothing from the commands that use them (panes/, plugin/, cli/, demo/), so a module there
+    can change without the watcher's own code moving (function-level imports included)."""
+    above = [PACKAGE / name for name in ("panes", "plugin", "cli", "demo")]
+    for folder in ("sidecar", "tmux", "hooks", "core"):
+        for module in sorted((PACKAGE / folder).rglob("*.py")):
+            _, relative = imports(module)
+            up = [t for t in relative if any(a in t.parents or t == a for a in above)]
+            assert not up, f"{module.relative_to(PACKAGE)} imports {up}: above it in the flow"
+
+
 def test_the_checker_sees_an_import_from_outside_core(tmp_path):
     core = tmp_path / "pkg" / "core"
     core.mkdir(parents=True)

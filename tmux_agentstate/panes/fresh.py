@@ -17,11 +17,13 @@ from .. import procs
 from ..core.catalog import Catalog
 from ..core import origin
 from ..core.combine import (REPORT_LIFETIME, PaneState, Report, combine, fresh_screen_changed_at,
-                            newest, parse_screen_option, report_from_claude_session, report_in_force)
+                            newest, parse_screen_option, report_in_force)
 from ..core.answers import Pick
 from ..core.manifest import Manifest, Match
-from ..core.screen import PaneScreen, redraw_bytes
-from ..tmux import PaneInfo, PaneView, Tmux, TmuxError
+from ..core.screen import PaneScreen
+from ..sidecar.seed import seeded_screen
+from ..sidecar.watch import session_report
+from ..tmux import PaneInfo, Tmux, TmuxError
 
 
 @dataclass
@@ -38,29 +40,6 @@ class Look:
     at: float = 0.0   # unix time of this look
     screen_published: str = ""  # @agentstate_screen: the sidecar's verdict and its change
     screen_changed_at: float = 0.0  # when the screen's verdict last changed (0: unknown)
-
-
-def seeded_screen(view: PaneView) -> PaneScreen:
-    """A screen rebuilt from what tmux shows now (`capture-pane -p -e` with its cursor, title
-    and scroll region, read in the same moment)."""
-    screen = PaneScreen(view.rows, view.cols)
-    screen.feed(seed_bytes(view))
-    screen.title = view.title
-    screen.dirty = True
-    return screen
-
-
-def seed_bytes(view: PaneView) -> bytes:
-    return redraw_bytes(view.text, view.rows, view.cursor_y, view.cursor_x, view.alternate_on,
-                        view.title, (view.scroll_top, view.scroll_bottom))
-
-
-def session_report(manifest: Manifest | None, fg: procs.Foreground | None) -> Report | None:
-    """The agent's own session file as a report (Claude Code only, so far)."""
-    if manifest is None or manifest.name != "claude" or fg is None:
-        return None
-    found = procs.claude_session(fg)
-    return report_from_claude_session(*found) if found else None
 
 
 EXIT_OK, EXIT_FAIL, EXIT_REFUSED = 0, 1, 3

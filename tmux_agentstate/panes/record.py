@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fresh import find_pane, seed_bytes
+from ..sidecar.seed import seed_bytes
+from .fresh import find_pane
 from ..tmux import Batch, PaneInfo, Tmux, cat_into
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from .. import __version__, procs
 from ..sidecar.runtime import Runtime
 from ..tmux import Tmux, TmuxError
-from .fresh import look, seed_bytes
+from ..sidecar.seed import seed_bytes
+from .fresh import look
 
 ISSUES = "https://github.com/tmux-agentstate/tmux-agentstate/issues/new"
 RECENT_WAIT = 2.0  # seconds the sidecar has to write the pane's last bytes

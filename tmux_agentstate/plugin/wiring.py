@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..sidecar.publish import PUBLISHED_PANE_OPTIONS
 from ..tmux import Tmux, TmuxError
 
 HOOK_INDEX = 4242  # our hooks live at this index, beside the user's own
@@ -17,10 +18,6 @@ PLACEHOLDERS = {"#{agentstate}": "#{@agentstate_summary}",
 FORMAT_OPTIONS = ("status-left", "status-right", "window-status-format",
                   "window-status-current-format")
 # what the sidecar publishes on a pane (the contract), then what hooks and pipes leave there
-PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
-                          "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
-                          "@agentstate_agent_version", "@agentstate_done",
-                          "@agentstate_error", "@agentstate_context", "@agentstate_screen")
 PANE_OPTIONS = PUBLISHED_PANE_OPTIONS + ("@agentstate_report", "@agentstate_pipe",
                                           "@agentstate_recording")
 WINDOW_OPTIONS = ("@agentstate_window",)

@@ -15,8 +15,14 @@ from . import desktop
 from .notify import Notifier, ring, write_tty
 from .runtime import Runtime
 from ..tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
-from ..plugin.wiring import PUBLISHED_PANE_OPTIONS as PANE_OPTIONS
 from .watch import PaneWatch, shown_state
+
+# what the sidecar publishes on a pane (the contract; `stop --clean` and "watcher down" unset
+# them all)
+PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
+                          "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
+                          "@agentstate_agent_version", "@agentstate_done",
+                          "@agentstate_error", "@agentstate_context", "@agentstate_screen")
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -80,7 +86,7 @@ class Publisher:
                 w.published[name] = value
 
     def unpublish(self, pane_id: str, batch: Batch) -> None:
-        for name in PANE_OPTIONS:
+        for name in PUBLISHED_PANE_OPTIONS:
             batch.set_pane(pane_id, name, None)
 
     def clean_leftovers(self, info: PaneInfo, batch: Batch) -> None:

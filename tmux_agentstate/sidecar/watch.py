@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from .. import procs
 from ..hooks import context
 from ..core import origin
-from ..core.combine import PaneState, Report, combine, newest, screen_verdict_since
-from ..panes.fresh import session_report
+from ..core.combine import (PaneState, Report, combine, newest, report_from_claude_session,
+                            screen_verdict_since)
 from ..core.manifest import Manifest
 from ..core.screen import CapturedScreen, PaneScreen
 from ..tmux import PaneInfo
@@ -169,6 +169,14 @@ def read_context(w: PaneWatch) -> None:
         return
     if mtime != w.context_mtime:
         w.context, w.context_mtime = context.context_percent(name, w.context_file), mtime
+
+
+def session_report(manifest: Manifest | None, fg: procs.Foreground | None) -> Report | None:
+    """The agent's own session file as a report (Claude Code only, so far)."""
+    if manifest is None or manifest.name != "claude" or fg is None:
+        return None
+    found = procs.claude_session(fg)
+    return report_from_claude_session(*found) if found else None
 
 
 def read_session(w: PaneWatch) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 
-from ...panes.fresh import seeded_screen
+from ..seed import seeded_screen
 from ...core.screen import PaneScreen
 from ...tmux import Batch, PaneInfo
 from ..fifos import CHUNK

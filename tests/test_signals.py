@@ -3,6 +3,7 @@ import json
 import re
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -196,3 +197,27 @@ def test_a_client_looking_at_the_pane_marks_it_seen_and_others_get_told(tmux_ser
         assert [c[0] for c in calls] == [other]  # the pane on screen was not announced
     finally:
         client.close()
+
+
+def test_a_restarted_sidecar_does_not_announce_a_prompt_again(tmux_server, sidecar, tmp_path):
+    """A sidecar that restarts (a crash healed, an update's hand-over) finds the prompt it
+    announced still up: the state the earlier one left on the pane is its "before", so the
+    user is not rung again for it; a prompt that comes later still is announced."""
+    out = tmp_path / "notified.jsonl"
+    use_notify_recorder(tmux_server, tmp_path, out)
+    pane = tmux_server.new_pane(replay_command(BLOCKED.path, "claude"), rows=BLOCKED.rows,
+                                cols=BLOCKED.cols)
+    first = sidecar(interval=0.3).start()
+    wait_for(lambda: out.exists() and out.read_text().strip(), message="announced once")
+    first.kill(signal.SIGKILL)  # its options stay on the pane, as after a crash
+    assert tmux_server.state(pane) == "blocked"
+    second = sidecar(interval=0.3).start()
+    wait_for(lambda: (second.status() or {}).get("pid") == second.proc.pid
+             and any(p["pane"] == pane and p["state"] == "blocked"
+                     for p in second.status().get("panes", [])), message="the new sidecar sees it")
+    time.sleep(1.0)
+    assert len(out.read_text().splitlines()) == 1, out.read_text()
+    later = tmux_server.new_pane(replay_command(BLOCKED.path, "claude"), rows=BLOCKED.rows,
+                                 cols=BLOCKED.cols)
+    wait_for(lambda: any(json.loads(l)[0] == later for l in out.read_text().splitlines()),
+             message="a new prompt announced")

@@ -28,8 +28,7 @@ from .manifests import ManifestWatch
 from .publish import Publisher
 from .runtime import Runtime
 from .update_check import UpdateCheck
-from .watch import (PaneWatch, classify, could_be_blocked, mark_shown, read_context, read_session,
-                    relisted)
+from .watch import PaneWatch, classify, could_be_blocked, mark_shown, read_agent_files, relisted
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -258,11 +257,11 @@ class Sidecar:
 
     # -- panes coming and going ------------------------------------------------------------------
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
-        w = PaneWatch(info, manifest, pgid, self.intake.new_screen(info), self.intake)
+        w = PaneWatch(info, manifest, pgid, self.intake.new_screen(info), self.intake,
+                      inherited=info.state_option or None)  # what an earlier sidecar left
         w.fg = self.identities.foreground(info.pane_id)
         w.version = procs.agent_version(w.fg)  # once per agent process: its package's metadata
-        read_session(w)
-        read_context(w)
+        read_agent_files(w)
         old = self.panes.get(info.pane_id)
         if old is not None:
             w.published, w.state, w.since = old.published, old.state, old.since
@@ -289,9 +288,9 @@ class Sidecar:
         if change is None:
             return
         old, new = change
+        before, w.inherited = old.state if old else w.inherited, None
         if new:
-            self.publish.note(w, new.state, old.state if old else None, w.since)
+            self.publish.note(w, new.state, before, w.since)
         # the rule, not the prompt line: no pane text in a log that may outlive its server
         log.info("%s (%s) %s: %s → %s [%s]", w.pane_id, w.info.address, w.manifest.name,
-                 old.state if old else "-", new.state if new else "-",
-                 new.rule if new else "")
+                 before or "-", new.state if new else "-", new.rule if new else "")

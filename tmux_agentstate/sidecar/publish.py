@@ -9,7 +9,7 @@ import logging
 import os
 import time
 
-from .config import URGENCY, Config
+from .config import URGENCY, Config, in_own_style
 from ..core.combine import SCREEN_OPTION, screen_option
 from . import desktop
 from .notify import Notifier, ring, write_tty
@@ -128,7 +128,7 @@ class Publisher:
         self._windows = windows
         summary = self.config.render_summary(counts)
         if self.disk_fault:  # the panes are still published; this says what is not
-            mark = f"#[{self.config.styles['blocked']}] agentstate: {self.disk_fault} #[default]"
+            mark = in_own_style(self.config.styles["blocked"], f" agentstate: {self.disk_fault} ")
             summary = f"{summary} {mark}" if summary else mark
         if summary != self._summary:
             batch.set_global("@agentstate_summary", summary)

@@ -57,6 +57,9 @@ class PaneWatch:
     window_parse: float = 0.0          # emulate: seconds spent parsing them
     flooding: bool = False             # emulate: over budget, bytes are read and dropped
     refused: set = field(default_factory=set)  # report tokens whose refusal was logged
+    # the state an earlier sidecar left on the pane (a restart, an update's hand-over): the
+    # first classification's "before", so a prompt already announced is not announced again
+    inherited: str | None = None
 
     @property
     def pane_id(self) -> str:
@@ -113,8 +116,7 @@ def relisted(w: PaneWatch, info: PaneInfo, screens: dict[str, str], full: bool) 
     """A watched pane listed again: its agent's files (once per interval), its intake's part
     of the listing, a new report (or its proof) re-combined, tmux's screen where one was read."""
     if full:
-        read_session(w)
-        read_context(w)
+        read_agent_files(w)
     w.intake.listed(w, info, screens)
     if (info.report, info.launch) != (w.info.report, w.info.launch):
         w.screen.dirty = True
@@ -185,3 +187,9 @@ def read_session(w: PaneWatch) -> None:
     if session != w.session:
         w.session = session
         w.screen.dirty = True  # re-combine at this sweep
+
+
+def read_agent_files(w: PaneWatch) -> None:
+    """What the agent's own files say: its session file (a report), its context in use."""
+    read_session(w)
+    read_context(w)

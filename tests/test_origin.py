@@ -178,12 +178,18 @@ def test_a_plain_process_running_the_hook_marks_nothing_and_is_logged_once(tmux_
     assert "state: idle" in out and "ignored" in out, out
 
 
-def test_a_plain_process_cannot_overwrite_a_launched_agents_report(tmux_server, sidecar, tmp_path):
+def blocked_stand_in(tmux_server, sidecar, tmp_path):
+    """A launched stand-in agent whose own hook reported its permission dialog: blocked."""
     agent = StandIn(tmux_server, tmp_path)
     sc = sidecar(interval=0.3).start()
     wait_for(lambda: tmux_server.state(agent.pane) == "idle", message="idle")
     agent.ask(hook="PermissionRequest")
     wait_for(lambda: tmux_server.state(agent.pane) == "blocked", message="blocked")
+    return agent, sc
+
+
+def test_a_plain_process_cannot_overwrite_a_launched_agents_report(tmux_server, sidecar, tmp_path):
+    agent, sc = blocked_stand_in(tmux_server, sidecar, tmp_path)
     before = agent.report()
     hook(tmux_server, agent.pane, "claude", "Stop", launched=False)  # no token
     # the launch's token and pid in the environment of a process that is not the agent: e.g.
@@ -198,11 +204,7 @@ def test_a_plain_process_cannot_overwrite_a_launched_agents_report(tmux_server, 
 
 # -- (c) an agent started inside the launched one's tool call ------------------------------------
 def test_a_nested_agent_inheriting_the_pane_and_token_does_not_report_onto_it(tmux_server, sidecar, tmp_path):
-    agent = StandIn(tmux_server, tmp_path)
-    sc = sidecar(interval=0.3).start()
-    wait_for(lambda: tmux_server.state(agent.pane) == "idle", message="idle")
-    agent.ask(hook="PermissionRequest")
-    wait_for(lambda: tmux_server.state(agent.pane) == "blocked", message="blocked")
+    agent, sc = blocked_stand_in(tmux_server, sidecar, tmp_path)
     before, recorded = agent.report(), tmux_server.option(agent.pane, "@agentstate_launch")
     settings = json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command":
         f"{sys.executable} -m tmux_agentstate.hook claude Stop 2>/dev/null || true"}]}]}})

@@ -436,3 +436,23 @@ def test_descriptors_past_1024(tmux_server, tmp_path):
         proc.terminate()
         proc.wait(10)
         proc.stderr.close()
+
+
+def test_watcher_down_is_said_only_when_a_sidecar_ran_before(tmux_server, tmp_path):
+    """A hook's `start --auto` says "watcher down, restarting…" in the segment until the new
+    sidecar publishes, but only when one ran before and died: the first start on a server is
+    no restart (every command writes the runtime folder's note, so that note cannot tell)."""
+    from tmux_agentstate.sidecar.runtime import Runtime
+    # every value the segment takes, in order (after-set-option runs for every client's
+    # set-option, the control client's too)
+    tmux_server.cmd("set-hook", "-g", "after-set-option",
+                    "set -gaF @segments '#{@agentstate_summary}|'")
+    cli(tmux_server, tmp_path, "list")  # any command: the runtime folder and its note
+    cli(tmux_server, tmp_path, "start", "--auto")
+    pid = wait_for(lambda: Runtime(tmux_server.tmux.socket()).running_pid(), message="sidecar")
+    assert "watcher down" not in tmux_server.cmd("show-options", "-gqv", "@segments")
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not Runtime(tmux_server.tmux.socket()).running_pid(), message="it died")
+    cli(tmux_server, tmp_path, "start", "--auto")  # as the client-detached hook runs it
+    assert "watcher down, restarting" in tmux_server.cmd("show-options", "-gqv", "@segments")
+    cli(tmux_server, tmp_path, "stop")

@@ -146,7 +146,9 @@ def cmd_start(args) -> int:
             _watcher_down(tmux, runtime, why)
             raise CliError(f"watcher down: {why}; see tmux-agentstate doctor, then "
                            "tmux-agentstate start")
-        if (runtime.dir / "socket").exists():  # one ran before: until the new one publishes
+        # a sidecar ran before (its lock file stays; the folder's `socket` note does not say
+        # so, every command writes it): until the new one publishes
+        if runtime.lock_path.exists():
             _say_in_segment(tmux, "watcher down, restarting…")
     else:
         runtime.stopped_path.unlink(missing_ok=True)

@@ -162,7 +162,7 @@ def test_watcher_down_unsets_the_options_of_500_panes(tmux_server, tmp_path):
     many_panes(tmux_server, tmp_path)
     env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
     runtime = Runtime(tmux_server.tmux.socket())
-    runtime.ensure_with_socket()
+    runtime.ensure()
     (runtime.dir / "restarts").write_text(" ".join(str(time.time()) for _ in range(RESTARTS_MAX)))
     out = cli(tmux_server, tmp_path, "start", "--auto", check=False)
     assert out.returncode != 0 and "watcher down" in out.stderr

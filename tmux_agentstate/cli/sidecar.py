@@ -105,8 +105,8 @@ def _tell_clients(tmux, text: str) -> bool:
     from ..tmux import TmuxError
     try:
         clients = [c.name for c in tmux.clients() if not c.control]
-        for name in clients:
-            tmux.run(["display-message", "-c", name, "-d", "10000", text])
+        if clients:  # one round trip for all of them
+            tmux.run(*[["display-message", "-c", name, "-d", "10000", text] for name in clients])
     except TmuxError:
         return False
     return bool(clients)
@@ -153,7 +153,7 @@ def cmd_start(args) -> int:
     else:
         runtime.stopped_path.unlink(missing_ok=True)
     prune_ended(runtime.dir.parent)
-    runtime.ensure_with_socket()
+    runtime.ensure()
     cmd = [sys.executable, "-m", "tmux_agentstate", "watch", "--quiet", *server_args(args)]
     if args.interval:
         cmd += ["--interval", str(args.interval)]
@@ -234,9 +234,6 @@ def _replace_stale(runtime, pid: int) -> bool:
     plugin's venv rebuilt by an update, moved, reinstalled): True when it was stopped. One
     that has not yet said what it runs from (just started) is left alone; one from before
     sidecars said so is replaced."""
-    import signal
-    import time
-
     from ..sidecar import install
     status = runtime.read_status() or {}
     if pid < 0 or status.get("pid") != pid:
@@ -244,8 +241,16 @@ def _replace_stale(runtime, pid: int) -> bool:
     theirs = status.get("install")
     if theirs == install.current().as_dict():
         return False
+    return _terminate(runtime, pid)  # it takes its verdicts with it; ours come right after
+
+
+def _terminate(runtime, pid: int) -> bool:
+    """SIGTERM, up to 5 s for it to let go of its lock, then SIGKILL and a little more; False
+    if it could not be signalled."""
+    import signal
+    import time
     try:
-        os.kill(pid, signal.SIGTERM)  # it takes its verdicts with it; ours come right after
+        os.kill(pid, signal.SIGTERM)
     except OSError:
         return False
     deadline = time.monotonic() + 5
@@ -293,8 +298,6 @@ def _watcher_down(tmux, runtime, why: str) -> None:
 
 
 def cmd_stop(args) -> int:
-    import signal
-    import time
     tmux = tmux_for(args)
     runtime = runtime_for(tmux)
     runtime.stopped_path.touch()  # our hooks leave it stopped
@@ -302,15 +305,7 @@ def cmd_stop(args) -> int:
     if not pid or pid < 0:
         say("tmux-agentstate: not running")
     else:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and runtime.running_pid():
-            time.sleep(0.05)
-        if runtime.running_pid():
-            os.kill(pid, signal.SIGKILL)
-            deadline = time.monotonic() + 2
-            while time.monotonic() < deadline and runtime.running_pid():
-                time.sleep(0.05)
+        _terminate(runtime, pid)
         say(f"tmux-agentstate: stopped (pid {pid})")
     if not runtime.running_pid():
         runtime.forget_pane_text()  # the folder may outlive the server: no pane text in it

@@ -84,17 +84,14 @@ def _called_back(args, tmux, socket: str) -> int:
         elif args.next:
             panes.cmd_next(argparse.Namespace(S=socket, L=None, client=args.next))
         else:
+            # a load replaces a sidecar from another install, as plugin/ensure's `start --replace`
             start = argparse.Namespace(S=socket, L=None, auto=args.mode == "auto",
-                                       interval=None, intake=None)
+                                       replace=args.mode == "load", interval=None, intake=None)
             try:
                 sidecar.cmd_start(start)
             except CliError as e:
                 sidecar._say_in_segment(tmux, str(e))
-                for client in tmux.run(["list-clients", "-F",
-                                        "#{?client_control_mode,,#{client_name}}"]):
-                    if client:
-                        tmux.run(["display-message", "-c", client, "-d", "10000",
-                                  tmux_quote(f"tmux-agentstate: {e}")])
+                sidecar._tell_clients(tmux, tmux_quote(f"tmux-agentstate: {e}"))
     except Exception as e:  # noqa: BLE001  a key or hook shows no traceback, no error view
         client = args.popup or args.next
         try:

@@ -60,12 +60,6 @@ def segment_text(text: str) -> str:
     return text if len(text) <= SEGMENT_TEXT_MAX else text[:SEGMENT_TEXT_MAX - 1] + "…"
 
 
-def manifest_check_seconds(value: str) -> float:
-    """`@agentstate-manifest-check`: off (default), daily, weekly, or a number of hours (at
-    least 1); anything else is off."""
-    return OptionReader({"o": value}).period("o", CHECK_PERIODS, "hours", "off")
-
-
 @dataclass
 class Config:
     intake: str = "emulate"        # emulate: parse a pane's bytes (pipe-pane) in our own screen;

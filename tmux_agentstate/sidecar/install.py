@@ -217,7 +217,7 @@ def hand_over(runtime, python: str, argv: list[str], timeout: float = 10.0) -> i
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         pid = runtime.running_pid()
-        if pid and pid != os.getpid():
+        if pid and pid > 0 and pid != os.getpid():  # -1: a lock a full disk left unnamed
             return pid
         if proc.poll() is not None:
             return None
@@ -269,7 +269,10 @@ class HandOver:
         sidecar.publish.withdraw(list(sidecar.panes.values()), withdraw)
         sidecar.shutdown(withdraw=False)
         self.runtime.release()
-        pid = hand_over(self.runtime, python, sys.argv[1:])
+        try:
+            pid = hand_over(self.runtime, python, sys.argv[1:])
+        except OSError:  # the new interpreter went between its check and now, say
+            pid = None
         if pid:
             log.info("handed over to pid %d (%s)", pid, python)
             return

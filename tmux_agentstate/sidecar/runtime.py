@@ -98,9 +98,6 @@ class Runtime:
             pass
         return self
 
-    def ensure_with_socket(self) -> "Runtime":
-        return self.ensure()
-
     @property
     def stopped_path(self) -> Path:
         """Present while the sidecar was stopped on purpose: hooks do not bring it back."""

@@ -1,0 +1,97 @@
+"""What the sidecar's host links share with the commands, in its runtime folder (0700):
+
+- `hosts.json`: every host in `@agentstate-hosts`, written (atomically) when a link or a row
+  changes: {"v": 1, "written": unix time, "hosts": [HOST, ...]}, HOST =
+  {"host": destination, "status": "connecting|connected|stale|error", "why": one line,
+   "last_update": unix time anything last came from it (None: never), "rtt": seconds (None),
+   "version": its tmux-agentstate's (None), "rows": [ROW, ...]}
+  ROW = a core/hostproto row + "host" (the destination) + "stale" (bool, the link's).
+- `hosts.sock`: a Unix socket the sidecar serves; one request line
+  {"op": "answer"|"focus", "host": destination, "pane": "%N", "choice": "..."} gets one reply
+  line {"code": int, "text": one line} (code: the host's own exit code, or EXIT_FAIL).
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+from ...core.safe_read import read_json
+
+HOSTS_FILE = "hosts.json"
+HOSTS_SOCKET = "hosts.sock"
+FILE_MAX = 8 << 20  # 10 hosts x 500 rows fit many times over
+STATUSES = ("connecting", "connected", "stale", "error")
+
+
+def write_hosts(folder: Path, hosts: list[dict]) -> bool:
+    """Replace hosts.json whole (a reader never sees half of it); False when it could not be
+    written (a full disk: the last good one stays)."""
+    data = json.dumps({"v": 1, "written": time.time(), "hosts": hosts},
+                      ensure_ascii=True, separators=(",", ":"))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".hosts-", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(data)
+        os.replace(tmp, Path(folder) / HOSTS_FILE)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+
+
+def read_hosts(folder: Path) -> list[dict]:
+    """Every host as the sidecar last wrote it ([] when it wrote none: no hosts, no sidecar)."""
+    data = read_json(Path(folder) / HOSTS_FILE, FILE_MAX)
+    hosts = data.get("hosts") if isinstance(data, dict) else None
+    return [h for h in hosts if isinstance(h, dict) and isinstance(h.get("host"), str)] \
+        if isinstance(hosts, list) else []
+
+
+def remote_rows(hosts: list[dict]) -> list[dict]:
+    """Every remote row of these hosts, each with its host and whether it is stale."""
+    out = []
+    for h in hosts:
+        for row in h.get("rows") or ():
+            if isinstance(row, dict):
+                out.append({**row, "host": h["host"], "stale": h.get("status") != "connected"})
+    return out
+
+
+def ask(folder: Path, request: dict, timeout: float = 15.0) -> tuple[int, str]:
+    """Send one request to the sidecar's host links; (code, one line). Never raises."""
+    return _ask(Path(folder) / HOSTS_SOCKET, request, timeout)
+
+
+def _ask(path: Path, request: dict, timeout: float) -> tuple[int, str]:
+    fail = 1
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(str(path))
+            s.sendall(json.dumps(request, ensure_ascii=True).encode() + b"\n")
+            buf = b""
+            while b"\n" not in buf and len(buf) < 1 << 16:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                buf += chunk
+    except FileNotFoundError:
+        return fail, "no sidecar serves remote hosts here (tmux-agentstate start)"
+    except (OSError, socket.timeout) as e:
+        return fail, f"the sidecar did not answer: {getattr(e, 'strerror', None) or e}"
+    try:
+        reply = json.loads(buf.split(b"\n", 1)[0])
+        code, text = int(reply["code"]), str(reply["text"])
+    except (ValueError, KeyError, TypeError):
+        return fail, "the sidecar's answer was not understood"
+    return code, " ".join(text.split())[:300]

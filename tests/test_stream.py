@@ -18,9 +18,9 @@ from tmux_agentstate.core import hostproto as hp
 class Link:
     """One `ssh HOST tmux-agentstate stream`, read as the local side reads it."""
 
-    def __init__(self, sshd, alias):
+    def __init__(self, sshd, alias, command=REMOTE_COMMAND):
         self.proc = subprocess.Popen(["ssh", "-F", str(sshd.config), "-T", alias, "--",
-                                      REMOTE_COMMAND, "stream"],
+                                      str(command), "stream"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
         self.buf = b""

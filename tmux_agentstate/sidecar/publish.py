@@ -40,6 +40,47 @@ def remote_key(host: str, pane: str) -> str:
     return f"{pane}@{host}"
 
 
+def count_remote(rows: list[dict], counts: dict[str, int]) -> tuple[int, int]:
+    """Add the fresh remote rows to `counts` (by shown state); (on how many hosts, this one
+    counted as one, the blocked panes are, 0 when none of them is remote; how many remote rows
+    are stale). A stale row is not counted as its state: its host is silent, so that state is
+    only the last one known (a blocked one may have been answered there); it is counted apart."""
+    stale = 0
+    blocked_on: set = {""} if counts.get("blocked") else set()  # "": this host
+    for r in rows:
+        state = "done" if r.get("state") == "idle" and r.get("done") else r.get("state")
+        if r.get("stale"):
+            stale += 1
+        elif state in counts:
+            counts[state] += 1
+            if state == "blocked":
+                blocked_on.add(r.get("host"))
+    return (len(blocked_on) if blocked_on - {""} else 0), stale
+
+
+def tell_remote(row: dict, clients: list[ClientInfo], notifier: Notifier, batch: Batch) -> None:
+    """A remote pane's notification: its host named; its text (untrusted, from the host)
+    cleaned and quoted as a local pane's is. Every client is told: none shows that pane (a
+    local window attached to the host is a client of the host's tmux, told by its sidecar)."""
+    notify = notifier.config
+    host, state = clean_text(row["host"], 100), row["state"]
+    line = one_line(clean_text(row.get("detail"), 200))[:120]
+    agent = clean_text(row.get("agent"), 40)
+    address = f"{host}:{clean_text(row.get('target'), 200)}"
+    what = "needs you" if state == "blocked" else "finished its turn"
+    title = f"{agent} on {address} {what}"
+    text = tmux_quote(title + (f": {line}" if line else ""))
+    for c in clients:
+        if c.control:
+            continue
+        batch.add("display-message", "-c", c.name, "-d", "5000", text)
+        if notify.bell:
+            ring(c.tty)
+        write_tty(c.tty, desktop.for_client(notify.terminal, c.termname, c.termtype, title, line))
+    notifier.run_command(row["pane"], address, agent, state, line, host=host)
+    log.info("%s on %s: notified (%s)", row["pane"], host, state)
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -153,16 +194,7 @@ class Publisher:
             cur = windows.get(w.info.window_id)
             if cur is None or URGENCY[state] > URGENCY[cur]:
                 windows[w.info.window_id] = state
-        remote = self._remote()
-        stale = sum(1 for r in remote if r.get("stale"))
-        blocked_on: set = {""} if counts["blocked"] else set()  # "": this host
-        for r in remote:
-            state = "done" if r.get("state") == "idle" and r.get("done") else r.get("state")
-            if r.get("stale") or state not in counts:
-                continue
-            counts[state] += 1
-            if state == "blocked":
-                blocked_on.add(r.get("host"))
+        blocked_hosts, stale = count_remote(self._remote(), counts)
         self._flush_notes(batch)
         # no refresh-client: tmux redraws every client's status line when an option is set
         for window, state in windows.items():
@@ -171,8 +203,7 @@ class Publisher:
         for window in set(self._windows) - set(windows):
             batch.set_window(window, "@agentstate_window", None)
         self._windows = windows
-        summary = self.config.render_summary(
-            counts, len(blocked_on) if blocked_on - {""} else 0, stale)
+        summary = self.config.render_summary(counts, blocked_hosts, stale)
         if self.disk_fault:  # the panes are still published; this says what is not
             mark = in_own_style(self.config.styles["blocked"], f" agentstate: {self.disk_fault} ")
             summary = f"{summary} {mark}" if summary else mark
@@ -209,30 +240,8 @@ class Publisher:
             log.info("%s: notified (%s)", w.pane_id, state)
         self._notes.clear()
         for row in self._remote_notes:
-            self._tell_remote(row, batch)
+            tell_remote(row, self._clients, self.notifier, batch)
         self._remote_notes.clear()
-
-    def _tell_remote(self, row: dict, batch: Batch) -> None:
-        """A remote pane's notification: its host named; its text (untrusted, from the host)
-        cleaned and quoted as a local pane's is. Every client is told: none shows that pane
-        (a local window attached to the host is the host's own client, told by its sidecar)."""
-        host, state = clean_text(row["host"], 100), row["state"]
-        line = one_line(clean_text(row.get("detail"), 200))[:120]
-        agent = clean_text(row.get("agent"), 40)
-        address = f"{host}:{clean_text(row.get('target'), 200)}"
-        what = "needs you" if state == "blocked" else "finished its turn"
-        title = f"{agent} on {address} {what}"
-        text = tmux_quote(title + (f": {line}" if line else ""))
-        for c in self._clients:
-            if c.control:
-                continue
-            batch.add("display-message", "-c", c.name, "-d", "5000", text)
-            if self.config.notify.bell:
-                ring(c.tty)
-            write_tty(c.tty, desktop.for_client(self.config.notify.terminal, c.termname,
-                                                c.termtype, title, line))
-        self.notifier.run_command(row["pane"], address, agent, state, line, host=host)
-        log.info("%s on %s: notified (%s)", row["pane"], host, state)
 
     def withdraw(self, panes: list[PaneWatch], batch: Batch) -> None:
         """The sidecar stops: every option it set goes."""

@@ -110,7 +110,7 @@ def test_list_json_has_every_host_and_keeps_the_local_fields(tmux_server, tmp_pa
                     remote_row("%4", "working", "dev:2.0", NOW - 5)]),
         host("box.example", [remote_row("%3", "idle", "main:0.0", NOW - 300),
                              {"pane": "%9; rm -rf ~", "state": "blocked", "agent": "x"}],
-             status="stale", last_update=time.time() - 40),
+             status="stale", last_update=time.time() - 200),
     ])
     out = cli(srv, "list", "--json")
     assert out.returncode == 0, out.stderr
@@ -129,7 +129,7 @@ def test_list_json_has_every_host_and_keeps_the_local_fields(tmux_server, tmp_pa
     line = next(l for l in text.splitlines() if "h1:dev:1.0" in l)
     assert line.startswith("%3") and "blocked" in line and f"#(touch {marker}) #[fg=red]" in line
     stale = next(l for l in text.splitlines() if "box.example:main:0.0" in l)
-    assert "[stale, heard 4" in stale  # 40 s ago, give or take the run
+    assert "[stale, heard 3m ago]" in stale
     assert not marker.exists()
 
 

@@ -15,6 +15,7 @@ from ..core.combine import SCREEN_OPTION, screen_option
 from ..core.hostproto import clean_text
 from . import desktop
 from .notify import Notifier, ring, write_tty
+from .pane_rows import PaneRows
 from .runtime import Runtime
 from ..tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
 from .watch import PaneWatch, shown_state
@@ -96,6 +97,7 @@ class Publisher:
         self.runtime = runtime
         self.config = config
         self.notifier = Notifier(config.notify)
+        self.rows_file = PaneRows(runtime.dir)  # what `stream` sends to other hosts' sidecars
         self._windows: dict[str, str] = {}   # window id → published @agentstate_window
         self._summary: str | None = None
         self._clients: list[ClientInfo] = []
@@ -184,6 +186,7 @@ class Publisher:
 
     # -- windows, summary, notifications ---------------------------------------------------------
     def aggregates(self, panes: list[PaneWatch], batch: Batch) -> None:
+        self.rows_file.update(panes)
         windows: dict[str, str] = {}
         counts = {s: 0 for s in URGENCY}
         for w in panes:

@@ -105,7 +105,8 @@ def test_a_host_without_a_tmux_server_says_so_and_waits(sshd, tmp_path):
         assert hello["server"] == ""
         beat = link.until(lambda: next((m for m in link.messages if m["t"] == "beat"), None), "beat")
         assert "no tmux server" in beat["note"]
-        snapshot = next(m for m in link.messages if m["t"] == "rows")
+        snapshot = link.until(lambda: next((m for m in link.messages if m["t"] == "rows"), None),
+                              "the snapshot")
         assert snapshot["full"] and snapshot["rows"] == []
     finally:
         assert link.close() == 0

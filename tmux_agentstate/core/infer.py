@@ -160,12 +160,16 @@ class Inference:
     absent_since: float | None = None  # since when no agent was present (None: one is)
     _last: Manifest | None = field(default=None, repr=False)
     _rows: list = field(default_factory=list, repr=False)  # the rows of the last look
+    _seen: tuple = field(default=(), repr=False)           # (rows, cursor row, title) of it
 
     def look(self, manifests: Iterable[Manifest], view: ScreenView | None, now: float) -> bool:
         """One look at the screen (None: unchanged since the last look, the same evidence).
         Returns True when the adopted agent changed (adopted, replaced, or dropped)."""
         moved = False
+        if view is not None and (view.rows, view.cursor_row, view.title) == self._seen:
+            view = None  # the same screen: the same evidence, no search
         if view is not None:
+            self._seen = (list(view.rows), view.cursor_row, view.title)
             moved, self._rows = scrolled(self._rows, view.rows), list(view.rows)
             manifests = list(manifests)
             self._last = present(manifests, view, self.adopted.name if self.adopted else None)

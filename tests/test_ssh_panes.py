@@ -108,8 +108,9 @@ def test_an_agent_in_an_ssh_pane_is_inferred_classified_and_dropped(tmux_server,
     wait_for(lambda: published(tmux_server, pane) == ("blocked", "claude", "ssh"),
              message=f"{blocked.id} through ssh → blocked")
     assert tmux_server.option(pane, "@agentstate_source") == "screen"
-    assert "1 " in tmux_server.cmd("show-options", "-gqv", "@agentstate_summary") or \
-        tmux_server.cmd("show-options", "-gqv", "@agentstate_summary")
+    assert tmux_server.cmd("show-options", "-gqv", "@agentstate_summary")  # counted
+    window = tmux_server.cmd("display-message", "-p", "-t", pane, "#{window_id}")
+    assert tmux_server.cmd("show-options", "-wqv", "-t", window, "@agentstate_window") == "blocked"
     said = explain(tmux_server, pane, sc.env)
     assert "agent: claude, inferred from the screen through ssh" in said, said
     # the agent's next screen
@@ -165,7 +166,7 @@ def test_a_nested_tmux_in_an_ssh_pane_is_read_as_what_it_shows(tmux_server, side
         sc = sidecar().start()
         # one row more than the capture: the nested tmux's status line
         pane = ssh_pane(tmux_server, sshd, blocked.rows + 1, blocked.cols, tmpdir=remote.tmpdir)
-        tmux_server.cmd("send-keys", "-t", pane, "tmux attach -t main", "Enter")
+        tmux_server.cmd("send-keys", "-t", pane, "tmux -u attach -t main", "Enter")
         wait_for(lambda: "[main]" in capture(tmux_server, pane), message="nested tmux")
         remote.cmd("respawn-pane", "-k", "-t", "main", replay_command(blocked.path, "claude"))
         wait_for(lambda: published(tmux_server, pane) == ("blocked", "claude", "ssh"),
@@ -173,3 +174,4 @@ def test_a_nested_tmux_in_an_ssh_pane_is_read_as_what_it_shows(tmux_server, side
         assert capture(tmux_server, pane).rstrip("\n").split("\n")[-1].startswith("[main]")
     finally:
         remote.kill()
+

@@ -69,18 +69,26 @@ def test_cat_of_any_transcript_is_nobody():
     assert not wrong
 
 
-def test_a_long_log_scrolling_past_is_never_adopted():
+@pytest.mark.parametrize("step", ["bytes", "lines"])
+def test_a_long_log_scrolling_past_is_never_adopted(step):
     """Every claude and codex transcript, one after the other, arriving in chunks looked at
-    every 0.1 s: however agent-like a look, the text moves, and nothing is adopted."""
+    every 0.1 s (cut anywhere, or at line ends: the cursor then waits on a blank row under
+    agent-looking text): however agent-like a look, the text moves, and nothing is adopted."""
     text = "".join(f.path.with_suffix(".screen.txt").read_text() + "\n"
                    for f in FIXTURES if f.agent in ("claude", "codex")
-                   and f.path.with_suffix(".screen.txt").exists()).replace("\n", "\r\n").encode()
+                   and f.path.with_suffix(".screen.txt").exists())
+    if step == "bytes":
+        data = text.replace("\n", "\r\n").encode()
+        chunks = [data[at:at + 1500] for at in range(0, len(data), 1500)]
+    else:
+        lines = [line + "\r\n" for line in text.split("\n")]
+        chunks = ["".join(lines[at:at + 7]).encode() for at in range(0, len(lines), 7)]
     screen, inference, now = PaneScreen(30, 100), Inference(), 0.0
-    for at in range(0, len(text), 1500):
-        screen.feed(text[at:at + 1500])
+    for n, chunk in enumerate(chunks):
+        screen.feed(chunk)
         now += 0.1
         inference.look(MANIFESTS, screen.view(), now)
-        assert inference.adopted is None, f"adopted {inference.adopted.name} at byte {at}"
+        assert inference.adopted is None, f"adopted {inference.adopted.name} at chunk {n}"
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "opencode", "aider"])

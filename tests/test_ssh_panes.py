@@ -175,3 +175,17 @@ def test_a_nested_tmux_in_an_ssh_pane_is_read_as_what_it_shows(tmux_server, side
     finally:
         remote.kill()
 
+
+
+@pytest.mark.parametrize("intake", ["pipe", "emulate", "capture"])
+def test_an_agent_already_running_when_the_sidecar_starts_is_adopted(tmux_server, sidecar,
+                                                                     sshd, tmp_path, intake):
+    """No start of the agent was seen (a restart of the sidecar, or the plugin installed
+    while it runs): its screen, distinctive, is enough, whichever intake reads it."""
+    blocked = distinctive("blocked")
+    pane = ssh_pane(tmux_server, sshd, blocked.rows, blocked.cols)
+    tmux_server.cmd("send-keys", "-t", pane, drawer_command(tmp_path / "gate", blocked), "Enter")
+    wait_for(lambda: "1. Yes" in capture(tmux_server, pane), message="the prompt drawn")
+    sidecar(intake=intake).start()
+    wait_for(lambda: published(tmux_server, pane) == ("blocked", "claude", "ssh"),
+             message="adopted from its screen alone")

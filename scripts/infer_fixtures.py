@@ -8,6 +8,7 @@ same capture after `cat` of its transcript in a shell (must be none).
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -35,10 +36,18 @@ def main() -> int:
     tally: dict[str, Counter] = {}
     cat_wrong = []
     another = []
+    spent, looks = 0.0, 0
     for f in load_index():
         view = replay(f.path.read_bytes(), f.rows, f.cols).view()
+        start = time.perf_counter()
         got = present(manifests, view)
+        spent, looks = spent + time.perf_counter() - start, looks + 1
         verdict = "own" if got and got.name == f.agent else ("none" if got is None else "another")
+        kept = present(manifests, view, f.agent)  # the same screen once its agent is adopted
+        if kept is not None and kept.name != f.agent:
+            another.append(f"{f.id} (adopted) → {kept.name}")
+        tally.setdefault(f.agent, Counter())["kept"] += kept is not None
+        tally.setdefault("all", Counter())["kept"] += kept is not None
         tally.setdefault(f.agent, Counter())[verdict] += 1
         tally.setdefault("all", Counter())[verdict] += 1
         if verdict == "another":
@@ -51,13 +60,16 @@ def main() -> int:
             tally.setdefault("cat", Counter())["none" if after is None else "agent"] += 1
             if after is not None:
                 cat_wrong.append(f"{f.id} → {after.name}")
-    print(f"{'agent':10} {'own':>5} {'none':>5} {'another':>8}")
+    print("one look, nothing adopted: own / none / another; once adopted: still seen")
+    print(f"{'agent':10} {'own':>5} {'none':>5} {'another':>8} {'kept':>6}")
     for agent, c in sorted(tally.items(), key=lambda kv: (kv[0] in ("all", "cat"), kv[0])):
         if agent == "cat":
             continue
-        print(f"{agent:10} {c['own']:5} {c['none']:5} {c['another']:8}")
+        print(f"{agent:10} {c['own']:5} {c['none']:5} {c['another']:8} {c['kept']:6}")
     c = tally.get("cat", Counter())
     print(f"cat of a transcript, then the shell's prompt: {c['none']} none, {c['agent']} an agent")
+    print(f"one look (every manifest): {spent / max(looks, 1) * 1000:.2f} ms on average "
+          f"over {looks} screens")
     for line in another + cat_wrong:
         print("  WRONG", line)
     return 1 if another or cat_wrong else 0

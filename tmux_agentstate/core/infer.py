@@ -118,15 +118,31 @@ def ui_at_cursor(m: Manifest, below: ScreenView | None) -> bool:
                for r in m.rules + m.marks)
 
 
+# a shell's prompt on the cursor row: text ending in a prompt character ("user@host:~$ ",
+# "bash-5.1# ", "% ", "~> ") or a row opening with a prompt glyph ("➜  ~ git:(main) ", "❯ ",
+# "❯ ~/src"; not "❯ 1. Yes", a picker's selected line)
+_PROMPT = re.compile(r"\S\s?[$#%>]\s?$|^[$#%>]\s?$|^\s*➜\s|^\s*[❯λ»](\s+[~/.\w-]*)?\s*$")
+
+
+def prompt_at_cursor(view: ScreenView) -> bool:
+    """Whether the cursor row looks like a shell's prompt (with nothing typed yet)."""
+    rows = view.rows
+    row = rows[view.cursor_row] if 0 <= view.cursor_row < len(rows) else ""
+    return _has_text(row) and bool(_PROMPT.search(row.rstrip() + " "))
+
+
 def present(manifests: Iterable[Manifest], view: ScreenView,
             adopted: str | None = None) -> Manifest | None:
     """The one agent the screen shows now (see the module's doc), or None: no agent, or two
-    that tie."""
+    that tie. The adopted agent needs its UI at the cursor only while the cursor row looks
+    like a shell's prompt: a dialog that parks its cursor on its own hint row, above its
+    UI's end, is still the agent's while it waits (a blocked prompt must not be dropped)."""
     below = below_cursor(view)
+    prompt = prompt_at_cursor(view)
     scored = []
     for m in manifests:
         score = identified(m, view, adopted == m.name)
-        if score and ui_at_cursor(m, below):
+        if score and ((adopted == m.name and not prompt) or ui_at_cursor(m, below)):
             scored.append((score, m))
     if not scored:
         return None

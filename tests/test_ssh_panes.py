@@ -3,6 +3,7 @@ into the test sshd (tests/sshd.py); on the far side a real agent's byte stream i
 committed capture, written by a program that then waits, as the agent would). The sidecar
 infers the agent from the screen and publishes it like any agent pane, with
 `@agentstate_via`."""
+import json
 import os
 import shlex
 import subprocess
@@ -99,6 +100,12 @@ def test_an_agent_in_an_ssh_pane_is_inferred_classified_and_dropped(tmux_server,
     idle = next(f for f in FIXTURES if f.agent == "claude" and f.state == "idle"
                 and (f.rows, f.cols, f.renderer) == (blocked.rows, blocked.cols, blocked.renderer)
                 and f.agent_version == blocked.agent_version)
+    notes = tmp_path / "notes"
+    recorder = tmp_path / "notify.py"
+    recorder.write_text("import json, sys\nopen(%r, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+                        % str(notes))
+    tmux_server.cmd("set-option", "-g", "@agentstate-notify-command",
+                    f"{sys.executable} {recorder}")
     sc = sidecar().start()
     pane = ssh_pane(tmux_server, sshd, blocked.rows, blocked.cols)
     wait_for(lambda: (sc.status() or {}).get("panes"), message="the ssh pane watched")
@@ -111,6 +118,10 @@ def test_an_agent_in_an_ssh_pane_is_inferred_classified_and_dropped(tmux_server,
     assert tmux_server.cmd("show-options", "-gqv", "@agentstate_summary")  # counted
     window = tmux_server.cmd("display-message", "-p", "-t", pane, "#{window_id}")
     assert tmux_server.cmd("show-options", "-wqv", "-t", window, "@agentstate_window") == "blocked"
+    # the user is told, as for any agent pane (no client shows it)
+    note = wait_for(lambda: notes.exists() and json.loads(notes.read_text().splitlines()[0]),
+                    message="a notification")
+    assert note[:3] == [pane, "claude", "blocked"], note
     said = explain(tmux_server, pane, sc.env)
     assert "agent: claude, inferred from the screen through ssh" in said, said
     # the agent's next screen

@@ -200,3 +200,41 @@ def test_an_agent_already_running_when_the_sidecar_starts_is_adopted(tmux_server
     sidecar(intake=intake).start()
     wait_for(lambda: published(tmux_server, pane) == ("blocked", "claude", "ssh"),
              message="adopted from its screen alone")
+
+
+# -- a real agent CLI on the far side --------------------------------------------------------
+from test_real_agents import claude_env, claude_mock, hclaude, hcodex, needs_claude  # noqa: E402,F401
+
+
+@needs_claude
+def test_real_claude_code_through_ssh(tmux_server, sidecar, sshd, tmp_path, claude_mock):
+    """The real Claude Code CLI, started in the ssh pane on the far side (against the mock
+    API on 127.0.0.1): idle, then its permission dialog, all from the screen through ssh;
+    /exit, and it is dropped."""
+    env, proj = claude_env(tmp_path, claude_mock)
+    sidecar().start()
+    pane = ssh_pane(tmux_server, sshd, 36, 120)
+    start = (f"cd {shlex.quote(str(proj))} && env "
+             + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+             + " claude --permission-mode manual")
+    try:
+        tmux_server.cmd("send-keys", "-t", pane, "-l", start)
+        tmux_server.cmd("send-keys", "-t", pane, "Enter")
+        wait_for(lambda: published(tmux_server, pane) == ("idle", "claude", "ssh"), timeout=60,
+                 message="Claude idle through ssh")
+        tmux_server.cmd("send-keys", "-t", pane, "-l",
+                        "set up the build output RUNCMD mkdir -p build/out")
+        time.sleep(0.5)
+        tmux_server.cmd("send-keys", "-t", pane, "Enter")
+        wait_for(lambda: published(tmux_server, pane) == ("blocked", "claude", "ssh"),
+                 timeout=60, message="its permission dialog through ssh")
+        tmux_server.cmd("send-keys", "-t", pane, "Escape")
+        wait_for(lambda: tmux_server.state(pane) in ("idle", "working"), timeout=30,
+                 message="the dialog answered")
+        tmux_server.cmd("send-keys", "-t", pane, "-l", "/exit")
+        time.sleep(0.5)
+        tmux_server.cmd("send-keys", "-t", pane, "Enter")
+        wait_for(lambda: published(tmux_server, pane) == ("", "", ""), timeout=DROP + 30,
+                 message="dropped after Claude exits")
+    finally:
+        hcodex.kill_pids(hcodex.pids_naming(env["HOME"]))

@@ -162,6 +162,7 @@ def test_two_agents_that_tie_are_nobody():
 STATUS_LINES = [
     '[main] 0:bash* 1:vim-                                          "dev" 12:01 06-Dec-26',
     "[0] 0:zsh- 1:claude*Z 2:logs#",
+    " 0:zsh  1:claude*MZ  2:logs",
     " 0:bash  1:claude*  2:htop-",
 ]
 NOT_STATUS = [
@@ -202,3 +203,12 @@ def test_a_nested_tmux_is_read_as_what_it_shows(where):
                 or present(MANIFESTS, inner) != present(MANIFESTS, view)):
             differ.append(f.id)
     assert not differ
+
+
+@pytest.mark.parametrize("row", ["0:MM* " * 40 + "@", " " + "1:a*# " * 40 + "x:",
+                                 "[s] " + "0:a*Z- " * 40, "0:" + "*" * 300, " 1:" * 200 + "*"])
+def test_a_hostile_row_is_read_in_linear_time(row):
+    """The far side's text is anyone's: a row built to make a backtracking pattern explode
+    is read like any other (this test hangs, and fails by the CI's timeout, if it is not)."""
+    is_tmux_status(row)
+    without_tmux_status(ScreenView([row] * 60, 59, "", ""))

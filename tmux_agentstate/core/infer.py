@@ -11,8 +11,13 @@ Evidence on one look (`present`): an agent is present when
     agent-looking rows are all above the cursor.
 Two agents that tie on the identify score: nobody (never a guess between two).
 
+The adopted agent needs its UI at the cursor only while the cursor row looks like a shell's
+prompt: a dialog may park the cursor on its own hint row, above its UI's end, and a blocked
+agent must stay seen however long the user is away.
+
 Over time (`Inference`): an agent is adopted once it is present on every look spanning
-ADOPT seconds; the adopted agent is dropped once no agent was present for DROP seconds.
+ADOPT seconds, the screen not scrolling meanwhile (text going past is not a program waiting
+at its UI); the adopted agent is dropped once no agent was present for DROP seconds.
 
 A nested tmux inside the pane (the user attached to a tmux on the far side) is read as what
 it shows: its status line (the first or last row holding its window list, e.g.
@@ -40,14 +45,12 @@ DROP = 10.0
 
 # a tmux status line: the default `[session] 0:name* 1:name-  "host" 12:00 06-Dec-26`, and
 # the common themes that keep the window list without the session (` 0:zsh  1:claude*`: two
-# windows at least, one of them current). Window flags: * - # ! ~ M Z.
-_WINDOW = r"\d+:\S*?[*\-#!~MZ]{0,3}"
-_TMUX_STATUS = re.compile(
-    rf"^\s*\[[^\]\n]{{1,40}}\]\s+{_WINDOW}(\s|$)"
-    rf"|^\s*({_WINDOW}\s+)*\d+:\S*\*Z?(\s+{_WINDOW})*(\s|$)"
-)
-_CURRENT_WINDOW = re.compile(r"(^|\s)\d+:\S*\*")  # a window list marks the current window
-_WINDOWS = re.compile(rf"(^|\s){_WINDOW}(?=\s|$)")
+# windows at least, one of them current; the flags * - # ! ~ M Z end a window's name). Each
+# pattern is linear: the row is the far side's text, any text (no backtracking to exploit).
+_SESSION_LIST = re.compile(r"^\s*\[[^\]\n]{1,40}\]\s+\d+:\S")   # [main] 0:bash*
+_WINDOW_LIST = re.compile(r"^\s*\d+:\S")                          # 0:zsh- 1:claude*
+_CURRENT_WINDOW = re.compile(r"(?:^|\s)\d+:\S*\*[-MZ]{0,3}(?:\s|$)")
+_WINDOWS = re.compile(r"(?:^|\s)\d+:\S+")
 
 
 POSITIONAL = ("screen", "cursor_row", "bottom", "top")  # rule regions that have rows
@@ -57,10 +60,9 @@ def is_tmux_status(row: str) -> bool:
     """A row that is a tmux status line: a window list with its current window marked."""
     if not _CURRENT_WINDOW.search(row):
         return False
-    m = _TMUX_STATUS.search(row)
-    if m is None:
-        return False
-    return row.lstrip().startswith("[") or len(_WINDOWS.findall(row)) >= 2
+    if _SESSION_LIST.search(row):
+        return True
+    return bool(_WINDOW_LIST.search(row)) and len(_WINDOWS.findall(row)) >= 2
 
 
 def without_tmux_status(view: ScreenView) -> ScreenView:

@@ -25,7 +25,8 @@ from .watch import PaneWatch, shown_state
 PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
                           "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
                           "@agentstate_agent_version", "@agentstate_done",
-                          "@agentstate_error", "@agentstate_context", "@agentstate_screen")
+                          "@agentstate_error", "@agentstate_context", "@agentstate_screen",
+                          "@agentstate_via")
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -133,6 +134,8 @@ class Publisher:
             # its turn finished while no client showed it, and none has since (@agentstate
             # stays idle: the window badge and the summary say done)
             "@agentstate_done": ("1" if shown_state(w) == "done" else "0") if st else None,
+            # the agent is on the far side of this client ("ssh", …), inferred from the screen
+            "@agentstate_via": w.via if st and w.via else None,
         }
         for name, value in want.items():
             if w.published.get(name, "<unset>") != value:

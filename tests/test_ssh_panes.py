@@ -124,6 +124,11 @@ def test_an_agent_in_an_ssh_pane_is_inferred_classified_and_dropped(tmux_server,
     assert note[:3] == [pane, "claude", "blocked"], note
     said = explain(tmux_server, pane, sc.env)
     assert "agent: claude, inferred from the screen through ssh" in said, said
+    # one view: a local row (host ""), saying how the agent is reached
+    listed = subprocess.run([sys.executable, "-m", "tmux_agentstate", "list", "--json", "-L",
+                             tmux_server.name], capture_output=True, text=True, env=sc.env)
+    row = next(json.loads(l) for l in listed.stdout.splitlines() if json.loads(l)["pane"] == pane)
+    assert (row["host"], row["via"], row["state"], row["agent"]) == ("", "ssh", "blocked", "claude")
     # the agent's next screen
     (tmp_path / "gate.1").touch()
     wait_for(lambda: published(tmux_server, pane) == ("idle", "claude", "ssh"),

@@ -54,6 +54,10 @@ class Publisher:
         self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
         self.disk_fault: str | None = None  # why the runtime folder cannot be written now
         self._disk_fault_since = 0.0
+        self.remote_rows = lambda: []  # remote hosts' rows (Callable[[], list[dict]]: hosts/)
+
+    def remote_changes(self, transitions: list) -> None:
+        """Remote rows whose state changed: (row, state before) each."""
 
     # -- panes ---------------------------------------------------------------------------------
     def pane(self, w: PaneWatch, batch: Batch) -> None:

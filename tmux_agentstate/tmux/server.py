@@ -135,8 +135,14 @@ class Tmux(Reading):
             if not sessions:
                 return None
             c.connect(sessions[0])
+            fresh = True
+        else:
+            fresh = False
         self.commands_sent += len(commands)
         try:
+            if fresh and c.subscriptions:  # once per connect, not per sweep
+                self.commands_sent += len(c.subscriptions)
+                c.run(c.subscribe_commands())
             answers = c.run([list(cmd) for cmd in commands])
         except ValueError:
             return None
@@ -179,6 +185,36 @@ class Tmux(Reading):
             return False
         changed, c.focus_changed = c.focus_changed, False
         return changed
+
+    def subscribe(self, name: str, fmt: str) -> bool:
+        """Have tmux tell the control client whenever `fmt` (in its session's context, so a
+        user option reads the global value) expands to something new, at once and then within
+        a second of each change: no command per sweep. False without a control client."""
+        c = self.control
+        if c is None:
+            return False
+        c.subscriptions[name] = fmt
+        if c.connected:
+            try:
+                self.commands_sent += 1
+                c.run([["refresh-client", "-B", f"{name}::{fmt}"]])
+            except (ConnectionError, ValueError):
+                c.close()  # the next command connects again, and subscribes again
+        return True
+
+    def subscribed(self) -> dict[str, str]:
+        """What the subscriptions said since the last call (name → value), then forgotten:
+        read from the notifications already sent, never a command."""
+        c = self.control
+        if c is None:
+            return {}
+        if c.connected:
+            try:
+                c.poll()
+            except OSError:
+                pass
+        said, c.subscribed = c.subscribed, {}
+        return said
 
     def server_pid(self) -> int:
         out = self.run(["display-message", "-p", "#{pid}"])

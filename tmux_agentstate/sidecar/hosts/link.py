@@ -1,0 +1,384 @@
+"""One host's link: a thread that keeps one SSH session open to that host's
+`tmux-agentstate stream` (core/hostproto.py) and what it last said.
+
+One long-lived session per host, no ControlMaster: everything (the rows, the pings, the
+requests and their replies) travels over that one session's stdin and stdout, so there is no
+per-request connection for a master to save; and a master's socket would be a file another
+process of the user's could reuse, a master process would outlive a killed sidecar. OpenSSH
+alone authenticates (BatchMode: never a prompt); no port of ours listens anywhere.
+
+The thread never blocks the sidecar: it waits on its own descriptors with poll() and a
+deadline (the next ping, the silence limit); the sidecar's loop only reads what it left.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import select
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from typing import Callable
+
+from ...core import hostproto
+from ...core.hostproto import HostRows, ProtocolError, clean_text
+from ...tmux.control import _PRCTL, _die_with_parent
+from .why import ended_why, old_version_why
+
+log = logging.getLogger("tmux_agentstate.sidecar")
+
+SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ServerAliveInterval=5", "-o",
+               "ServerAliveCountMax=3", "-o", "ConnectTimeout=10", "-T")
+BACKOFF = (1.0, 2.0, 4.0, 8.0, 15.0)   # seconds between tries; back to the first on a hello
+HELLO_WITHIN = 10.0 + 20.0             # ConnectTimeout, then the host starting its sidecar
+HOST_BYTES = 32 << 20                  # what one host may send per BUDGET_WINDOW...
+BUDGET_WINDOW = 60.0                   # ...(a snapshot of MAX_ROWS rows is about 1 MB)
+STDERR_KEPT = 5                        # ssh's last lines, each cut to STDERR_LINE
+STDERR_LINE = 300
+REQUEST_WAIT = 12.0                    # seconds a request waits for its reply
+PENDING_MAX = 32                       # requests (and pings) in flight per host
+TRANSITIONS_MAX = 2000                 # state changes kept until the sidecar takes them
+
+
+def remote_line(words: list[str]) -> str:
+    """The command for the host's shell (ssh sends one string, which that shell splits):
+    each word quoted, a leading `~/` left for that shell to expand."""
+    out = []
+    for word in words:
+        if word.startswith("~/"):
+            out.append("~/" + shlex.quote(word[2:]) if word[2:] else "~/")
+        else:
+            out.append(shlex.quote(word))
+    return " ".join(out)
+
+
+def ssh_argv(ssh: list[str], dest: str, remote_command: list[str]) -> list[str]:
+    return [*ssh, *SSH_OPTIONS, dest, "--", remote_line([*remote_command, "stream"])]
+
+
+class LineSplitter:
+    """Bytes into lines, none longer than hostproto.MAX_LINE (a longer one is refused before
+    it is all in memory)."""
+
+    def __init__(self):
+        self.buf = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self.buf += data
+        *lines, rest = bytes(self.buf).split(b"\n")
+        self.buf = bytearray(rest)
+        if len(self.buf) > hostproto.MAX_LINE or any(len(x) > hostproto.MAX_LINE for x in lines):
+            raise ProtocolError(f"a message over {hostproto.MAX_LINE} bytes")
+        return lines
+
+
+class HostLink:
+    """One destination's link. `status`: connecting (no answer yet), connected, stale (it
+    answered before, and is silent or unreachable now: its rows are old), error (it cannot
+    serve: `why` says what to do). Rows stay with their last state while it is down."""
+
+    def __init__(self, dest: str, ssh: list[str], remote_command: list[str],
+                 changed: Callable[[bool], None], refused: str = ""):
+        self.dest, self.ssh, self.remote_command = dest, list(ssh), list(remote_command)
+        self.changed = changed                # changed(True): rows or status; False: a beat
+        self.status, self.why = ("error", refused) if refused else ("connecting", "")
+        self.last_update: float | None = None  # unix time the host last said anything
+        self.rtt: float | None = None
+        self.version: str | None = None
+        self.rows = HostRows()
+        self.transitions: list[tuple[dict, str | None]] = []
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        self._proc: subprocess.Popen | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, list] = {}   # id → [Event, (code, text) or None]
+        self._pings: dict[int, float] = {}    # id → monotonic time sent
+        self._ever_connected = False
+        self._snapshots = 0
+        self._attempt = 0
+        self._thread = None if refused else threading.Thread(
+            target=self._run, name=f"host {dest}", daemon=True)
+
+    def start(self) -> None:
+        if self._thread is not None:
+            self._thread.start()
+
+    def stop(self) -> None:
+        """End the link: its ssh's process group is killed now, the thread ends soon after."""
+        self._stop.set()
+        self._kill()
+
+    def join(self, timeout: float = 2.0) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            self._thread.join(timeout)
+
+    # -- what the commands see -----------------------------------------------------------------
+    def snapshot(self) -> dict:
+        with self.lock:
+            stale = self.status != "connected"
+            rows = [{**r, "host": self.dest, "stale": stale} for r in self.rows.rows.values()]
+            return {"host": self.dest, "status": self.status, "why": self.why,
+                    "last_update": self.last_update, "rtt": self.rtt, "version": self.version,
+                    "rows": rows}
+
+    def take_transitions(self) -> list[tuple[dict, str | None]]:
+        with self.lock:
+            out, self.transitions = self.transitions, []
+        return out
+
+    def request(self, op: str, pane: str, choice: str | None = None) -> tuple[int, str]:
+        """Relay an answer or a focus to the host; its (code, text), or at once one line on
+        why it cannot go (the link is down)."""
+        with self.lock:
+            if self.status != "connected" or self._proc is None:
+                return 1, f"{self.dest} is not connected ({self.status})" + (
+                    f": {self.why}" if self.why else "")
+            if len(self._pending) >= PENDING_MAX:
+                return 1, f"{self.dest} has {PENDING_MAX} requests waiting already"
+            rid = next(self._ids)
+            slot = self._pending[rid] = [threading.Event(), None]
+        message = {"op": op, "id": rid, "pane": pane, **({"choice": choice} if choice else {})}
+        try:
+            hostproto.decode_request(hostproto.encode(message))  # the host's own rules
+        except ProtocolError as e:
+            self._forget(rid)
+            return 1, f"not sent to {self.dest}: {e}"
+        if not self._send(message):
+            self._forget(rid)
+            return 1, f"could not write to {self.dest}'s link"
+        if not slot[0].wait(REQUEST_WAIT):
+            self._forget(rid)
+            return 1, f"{self.dest} did not answer within {REQUEST_WAIT:.0f}s"
+        return slot[1]
+
+    def _forget(self, rid: int) -> None:
+        with self.lock:
+            self._pending.pop(rid, None)
+
+    # -- the thread ------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            status, why = self._session()
+            if self._stop.is_set():
+                break
+            if status == "stale" and not self._ever_connected:
+                status = "error"  # never reached: nothing of it to call stale
+            self._set(status, why)
+            delay = BACKOFF[min(self._attempt, len(BACKOFF) - 1)]
+            self._attempt += 1
+            self._stop.wait(delay)
+
+    def _set(self, status: str, why: str) -> None:
+        with self.lock:
+            same = (status, why) == (self.status, self.why)
+            self.status, self.why = status, why
+        if same:
+            return
+        if status == "connected":
+            log.info("host %s: connected%s", self.dest, f" ({why})" if why else "")
+        else:
+            log.warning("host %s: %s: %s", self.dest, status, why)
+        self.changed(True)
+
+    def _session(self) -> tuple[str, str]:
+        """One SSH session, from its start to its end: (status, why) it ended with."""
+        argv = ssh_argv(self.ssh, self.dest, self.remote_command)
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
+                                    preexec_fn=_die_with_parent if _PRCTL is not None else None)
+        except OSError as e:
+            return "error", f"cannot run {self.ssh[0]}: {e.strerror or e} (set @agentstate-ssh)"
+        with self.lock:
+            self._proc = proc
+        os.set_blocking(proc.stdin.fileno(), False)  # a frozen host never blocks a writer
+        try:
+            return self._read(proc)
+        finally:
+            self._kill()
+            with self.lock:
+                self._proc = None
+                pending, self._pending, self._pings = self._pending, {}, {}
+            for slot in pending.values():
+                slot[1] = (1, f"the link to {self.dest} ended before its reply")
+                slot[0].set()
+            for f in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+
+    def _read(self, proc: subprocess.Popen) -> tuple[str, str]:
+        out, err = proc.stdout.fileno(), proc.stderr.fileno()
+        poller = select.poll()
+        poller.register(out, select.POLLIN)
+        poller.register(err, select.POLLIN)
+        lines, tail = LineSplitter(), []
+        started = heard = time.monotonic()
+        next_ping, hello = started + hostproto.HEARTBEAT, False
+        budget_start, budget = started, 0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            limit = heard + hostproto.STALE_AFTER if hello else started + HELLO_WITHIN
+            if now >= limit:
+                if hello:
+                    return "stale", (f"{self.dest} said nothing for "
+                                     f"{hostproto.STALE_AFTER:.0f}s: reconnecting")
+                return "stale", f"{self.dest} did not answer within {HELLO_WITHIN:.0f}s"
+            if hello and now >= next_ping:
+                self._ping()
+                next_ping = now + hostproto.HEARTBEAT
+            wake = min(limit, next_ping if hello else limit, now + 1.0)
+            for fd, _ in poller.poll(max(1, int((wake - now) * 1000))):
+                data = os.read(fd, 1 << 16)
+                if fd == err:
+                    if not data:
+                        poller.unregister(err)
+                    tail = _keep_tail(tail, data)
+                    continue
+                if not data:
+                    return self._ended(proc, tail)
+                if time.monotonic() - budget_start > BUDGET_WINDOW:
+                    budget_start, budget = time.monotonic(), 0
+                budget += len(data)
+                if budget > HOST_BYTES:
+                    return "error", (f"{self.dest} sent more than {HOST_BYTES >> 20} MB in "
+                                     f"{BUDGET_WINDOW:.0f}s: refused, reconnecting later")
+                try:
+                    for line in lines.feed(data):
+                        heard = time.monotonic()
+                        if not line.strip():
+                            continue
+                        if not hello:
+                            self._hello(line)
+                            hello = True
+                            next_ping = heard  # a first round trip at once
+                        else:
+                            self._message(hostproto.decode(line))
+                except _Refused as e:
+                    return "error", str(e)
+                except ProtocolError as e:
+                    return "error", (f"{self.dest} sent a broken stream ({e}); its rows are "
+                                     "kept as they were, reconnecting later")
+        return "connecting", ""
+
+    def _ended(self, proc: subprocess.Popen, tail: list[str]) -> tuple[str, str]:
+        try:
+            code = proc.wait(2)
+        except subprocess.TimeoutExpired:
+            code = None
+        try:  # what ssh said last, once stdout closed
+            while True:
+                r, _, _ = select.select([proc.stderr], [], [], 0.2)
+                data = os.read(proc.stderr.fileno(), 1 << 16) if r else b""
+                if not data:
+                    break
+                tail = _keep_tail(tail, data)
+        except (OSError, ValueError):
+            pass
+        return ended_why(self.dest, code, tail, self._ever_connected)
+
+    def _hello(self, line: bytes) -> None:
+        old = old_version_why(self.dest, line)
+        if old:
+            raise _Refused(old)
+        message = hostproto.decode(line)
+        if message["t"] == "error":  # it cannot serve (no tmux it may reach, say)
+            raise _Refused(f"{self.dest}: {clean_text(message.get('text'), 200)}")
+        if message["t"] != "hello":
+            raise ProtocolError(f"a {message['t']} message before its hello")
+        version = clean_text(message.get("version"), 40) or None
+        no_tmux = not clean_text(message.get("server"), 200)
+        with self.lock:
+            self.version, self.last_update = version, time.time()
+        self._ever_connected, self._attempt = True, 0
+        self._set("connected", f"no tmux server runs on {self.dest}" if no_tmux else "")
+
+    def _message(self, message: dict) -> None:
+        kind, wall = message["t"], time.time()
+        if kind == "error":
+            raise _Refused(f"{self.dest}: {clean_text(message.get('text'), 200)}")
+        if kind == "rows":
+            with self.lock:
+                before = {p: r["state"] for p, r in self.rows.rows.items()}
+                changed = self.rows.apply(message)
+                self.last_update = wall
+                if self._snapshots or message.get("full") is not True:
+                    self._note_transitions(before)
+                if message.get("full") is True:
+                    self._snapshots += 1
+            self.changed(changed)
+            return
+        with self.lock:
+            self.last_update = wall
+            if kind == "reply":
+                self._reply(message)
+        self.changed(False)
+
+    def _note_transitions(self, before: dict[str, str]) -> None:
+        """The rows whose state changed. The first snapshot a link gets is what was so before
+        we looked (the host's own sidecar told of it then): no transition."""
+        for pane, row in self.rows.rows.items():
+            if before.get(pane) != row["state"] and len(self.transitions) < TRANSITIONS_MAX:
+                self.transitions.append(({**row, "host": self.dest, "stale": False},
+                                         before.get(pane)))
+
+    def _reply(self, message: dict) -> None:
+        rid = message.get("id")
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            return
+        if rid in self._pings:
+            self.rtt = round(time.monotonic() - self._pings.pop(rid), 4)
+            return
+        slot = self._pending.pop(rid, None)
+        if slot is not None:
+            code = message.get("code")
+            code = code if isinstance(code, int) and not isinstance(code, bool) \
+                and -1 <= code <= 255 else 1
+            slot[1] = (code, clean_text(message.get("text"), 300))
+            slot[0].set()
+
+    def _ping(self) -> None:
+        with self.lock:
+            if len(self._pings) >= PENDING_MAX:
+                self._pings.clear()  # a host that never replies: start counting again
+            rid = next(self._ids)
+            self._pings[rid] = time.monotonic()
+        self._send({"op": "ping", "id": rid})
+
+    def _send(self, message: dict) -> bool:
+        with self.lock:
+            proc = self._proc
+            if proc is None:
+                return False
+            try:
+                data = hostproto.encode(message)
+                return os.write(proc.stdin.fileno(), data) == len(data)
+            except (OSError, ValueError):  # full (a frozen host), or closed
+                return False
+
+    def _kill(self) -> None:
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # ssh and whatever it started (ProxyCommand)
+        except OSError:
+            pass
+        try:
+            proc.wait(2)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+class _Refused(Exception):
+    """The host said something that ends the link, in one line."""
+
+
+def _keep_tail(tail: list[str], data: bytes) -> list[str]:
+    text = data.decode("utf-8", "replace")
+    lines = [clean_text(x.strip(), STDERR_LINE) for x in text.splitlines()]
+    return (tail + [x for x in lines if x])[-STDERR_KEPT:]

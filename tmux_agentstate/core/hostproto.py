@@ -122,6 +122,15 @@ def decode_request(line: bytes) -> dict:
     return request
 
 
+def request_id(line: bytes) -> int:
+    """The id of a request that was refused, so its reply finds it (-1: none to be read)."""
+    try:
+        rid = json.loads(line).get("id") if len(line) <= MAX_LINE else None
+    except (ValueError, RecursionError, AttributeError):
+        return -1
+    return rid if _number(rid, 0, 1 << 53) is not None and isinstance(rid, int) else -1
+
+
 class HostRows:
     """The rows of one host, as its `rows` messages leave them."""
 

@@ -13,6 +13,7 @@ from .config import URGENCY, Config, in_own_style
 from ..core.combine import SCREEN_OPTION, screen_option
 from . import desktop
 from .notify import Notifier, ring, write_tty
+from .pane_rows import PaneRows
 from .runtime import Runtime
 from ..tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
 from .watch import PaneWatch, shown_state
@@ -48,6 +49,7 @@ class Publisher:
         self.runtime = runtime
         self.config = config
         self.notifier = Notifier(config.notify)
+        self.rows_file = PaneRows(runtime.dir)  # what `stream` sends to other hosts' sidecars
         self._windows: dict[str, str] = {}   # window id → published @agentstate_window
         self._summary: str | None = None
         self._clients: list[ClientInfo] = []
@@ -112,6 +114,7 @@ class Publisher:
 
     # -- windows, summary, notifications ---------------------------------------------------------
     def aggregates(self, panes: list[PaneWatch], batch: Batch) -> None:
+        self.rows_file.update(panes)
         windows: dict[str, str] = {}
         counts = {s: 0 for s in URGENCY}
         for w in panes:

@@ -1,0 +1,55 @@
+"""`panes.json` in the runtime folder: the agent panes this sidecar publishes, as rows (what
+`list --json` shows of each), rewritten whole when one changes. `tmux-agentstate stream`
+reads it on a host and sends the changes to the sidecars that link to that host, so a
+remote view costs this server no tmux command."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from .watch import PaneWatch, shown_state
+
+PANE_ROWS = "panes.json"
+
+
+def pane_row(w: PaneWatch) -> dict:
+    st, info = w.state, w.info
+    # a prompt's line while blocked, else the row of the error the turn ended in (publish.py)
+    detail = st.detail if st.state == "blocked" else st.mark_line
+    return {"pane": w.pane_id, "target": info.address, "session": info.session,
+            "window": info.window_index, "window_name": "", "state": st.state,
+            "agent": w.manifest.name, "since": int(w.since) if w.since else None,
+            "source": st.source, "agent_version": w.version or None,
+            "done": shown_state(w) == "done", "error": st.mark or None,
+            "context": w.context, "detail": " ".join((detail or "").split())[:200]}
+
+
+class PaneRows:
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / PANE_ROWS
+        self._written: str | None = None
+
+    def update(self, panes: list[PaneWatch]) -> None:
+        """Rewrite the file if a row changed (a full disk: tried again at the next change)."""
+        rows = [pane_row(w) for w in panes if w.state is not None]
+        data = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
+        if data == self._written:
+            return
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".panes-", suffix=".tmp")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(json.dumps({"v": 1, "written": time.time(), "rows": rows},
+                                   ensure_ascii=True, separators=(",", ":")))
+            os.replace(tmp, self.path)
+            self._written = data
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -81,6 +81,7 @@ class ControlClient:
         # each connect; what tmux last said of each (`%subscription-changed`), until taken
         self.subscriptions: dict[str, str] = {}
         self.subscribed: dict[str, str] = {}
+        self.subscriptions_due = False  # not yet asked of this connection
 
     def connect(self, session: str) -> None:
         self.close()
@@ -91,6 +92,7 @@ class ControlClient:
             bufsize=0, start_new_session=True,
             preexec_fn=_die_with_parent if _PRCTL is not None else None)
         self._buf, self._pos = b"", 0
+        self.subscriptions_due = bool(self.subscriptions)
 
     @property
     def connected(self) -> bool:

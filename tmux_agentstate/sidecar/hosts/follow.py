@@ -3,9 +3,9 @@ sidecar starts and again whenever one of them changes.
 
 The changes come as control-mode subscriptions (`refresh-client -B`, tmux 3.2+): tmux itself
 says when an option's value changes, sent once per connect, so no command runs per sweep
-(each command the sidecar sends stays in the user's show-messages). Without a control
-client (tmux older than 3.2, or none yet), the options are read again with the pane listing
-that runs anyway, at most every `REREAD` seconds.
+(each command the sidecar sends stays in the user's show-messages). Where tmux has no
+subscriptions (older than 3.2) or no control client, the options are read again every
+`REREAD` seconds (a command each time, as the pane listing).
 """
 from __future__ import annotations
 
@@ -46,7 +46,9 @@ class RemoteHosts:
 
     def settle(self) -> None:
         """The end of each sweep: follow the options, hand the state changes on."""
-        said = self.tmux.subscribed() if self._subscribed else self._reread()
+        said = self.tmux.subscribed() if self._subscribed else None
+        if said is None:
+            said = self._reread()
         if said:
             for option in REMOTE_OPTIONS:
                 if subscription(option) in said:

@@ -1,11 +1,5 @@
-"""One host's link: a thread that keeps one SSH session open to that host's
-`tmux-agentstate stream` (core/hostproto.py) and what it last said.
-
-One long-lived session per host, no ControlMaster: everything (the rows, the pings, the
-requests and their replies) travels over that one session's stdin and stdout, so there is no
-per-request connection for a master to save; and a master's socket would be a file another
-process of the user's could reuse, a master process would outlive a killed sidecar. OpenSSH
-alone authenticates (BatchMode: never a prompt); no port of ours listens anywhere.
+"""One host's link: a thread that keeps one SSH session (session.py) open to that host's
+`tmux-agentstate stream` (core/hostproto.py), reconnecting with backoff, and what it last said.
 
 The thread never blocks the sidecar: it waits on its own descriptors with poll() and a
 deadline (the next ping, the silence limit); the sidecar's loop only reads what it left.
@@ -14,65 +8,22 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
-import select
-import shlex
-import signal
-import subprocess
 import threading
 import time
 from typing import Callable
 
 from ...core import hostproto
 from ...core.hostproto import HostRows, ProtocolError, clean_text
-from ...tmux.control import _PRCTL, _die_with_parent
-from .why import ended_why, old_version_why
+from .session import SshSession, TooMuch
+from .why import old_version_why
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
-SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ServerAliveInterval=5", "-o",
-               "ServerAliveCountMax=3", "-o", "ConnectTimeout=10", "-T")
 BACKOFF = (1.0, 2.0, 4.0, 8.0, 15.0)   # seconds between tries; back to the first on a hello
 HELLO_WITHIN = 10.0 + 20.0             # ConnectTimeout, then the host starting its sidecar
-HOST_BYTES = 32 << 20                  # what one host may send per BUDGET_WINDOW...
-BUDGET_WINDOW = 60.0                   # ...(a snapshot of MAX_ROWS rows is about 1 MB)
-STDERR_KEPT = 5                        # ssh's last lines, each cut to STDERR_LINE
-STDERR_LINE = 300
 REQUEST_WAIT = 12.0                    # seconds a request waits for its reply
 PENDING_MAX = 32                       # requests (and pings) in flight per host
 TRANSITIONS_MAX = 2000                 # state changes kept until the sidecar takes them
-
-
-def remote_line(words: list[str]) -> str:
-    """The command for the host's shell (ssh sends one string, which that shell splits):
-    each word quoted, a leading `~/` left for that shell to expand."""
-    out = []
-    for word in words:
-        if word.startswith("~/"):
-            out.append("~/" + shlex.quote(word[2:]) if word[2:] else "~/")
-        else:
-            out.append(shlex.quote(word))
-    return " ".join(out)
-
-
-def ssh_argv(ssh: list[str], dest: str, remote_command: list[str]) -> list[str]:
-    return [*ssh, *SSH_OPTIONS, dest, "--", remote_line([*remote_command, "stream"])]
-
-
-class LineSplitter:
-    """Bytes into lines, none longer than hostproto.MAX_LINE (a longer one is refused before
-    it is all in memory)."""
-
-    def __init__(self):
-        self.buf = bytearray()
-
-    def feed(self, data: bytes) -> list[bytes]:
-        self.buf += data
-        *lines, rest = bytes(self.buf).split(b"\n")
-        self.buf = bytearray(rest)
-        if len(self.buf) > hostproto.MAX_LINE or any(len(x) > hostproto.MAX_LINE for x in lines):
-            raise ProtocolError(f"a message over {hostproto.MAX_LINE} bytes")
-        return lines
 
 
 class HostLink:
@@ -92,7 +43,7 @@ class HostLink:
         self.transitions: list[tuple[dict, str | None]] = []
         self.lock = threading.Lock()
         self._stop = threading.Event()
-        self._proc: subprocess.Popen | None = None
+        self._session_now: SshSession | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, list] = {}   # id → [Event, (code, text) or None]
         self._pings: dict[int, float] = {}    # id → monotonic time sent
@@ -133,7 +84,7 @@ class HostLink:
         """Relay an answer or a focus to the host; its (code, text), or at once one line on
         why it cannot go (the link is down)."""
         with self.lock:
-            if self.status != "connected" or self._proc is None:
+            if self.status != "connected" or self._session_now is None:
                 return 1, f"{self.dest} is not connected ({self.status})" + (
                     f": {self.why}" if self.why else "")
             if len(self._pending) >= PENDING_MAX:
@@ -185,41 +136,26 @@ class HostLink:
 
     def _session(self) -> tuple[str, str]:
         """One SSH session, from its start to its end: (status, why) it ended with."""
-        argv = ssh_argv(self.ssh, self.dest, self.remote_command)
-        try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
-                                    preexec_fn=_die_with_parent if _PRCTL is not None else None)
-        except OSError as e:
-            return "error", f"cannot run {self.ssh[0]}: {e.strerror or e} (set @agentstate-ssh)"
+        session = SshSession(self.ssh, self.dest, self.remote_command)
+        why = session.start()
+        if why:
+            return "error", why
         with self.lock:
-            self._proc = proc
-        os.set_blocking(proc.stdin.fileno(), False)  # a frozen host never blocks a writer
+            self._session_now = session
         try:
-            return self._read(proc)
+            return self._read(session)
         finally:
-            self._kill()
             with self.lock:
-                self._proc = None
+                self._session_now = None
                 pending, self._pending, self._pings = self._pending, {}, {}
+            session.close()
             for slot in pending.values():
                 slot[1] = (1, f"the link to {self.dest} ended before its reply")
                 slot[0].set()
-            for f in (proc.stdin, proc.stdout, proc.stderr):
-                try:
-                    f.close()
-                except OSError:
-                    pass
 
-    def _read(self, proc: subprocess.Popen) -> tuple[str, str]:
-        out, err = proc.stdout.fileno(), proc.stderr.fileno()
-        poller = select.poll()
-        poller.register(out, select.POLLIN)
-        poller.register(err, select.POLLIN)
-        lines, tail = LineSplitter(), []
+    def _read(self, session: SshSession) -> tuple[str, str]:
         started = heard = time.monotonic()
         next_ping, hello = started + hostproto.HEARTBEAT, False
-        budget_start, budget = started, 0
         while not self._stop.is_set():
             now = time.monotonic()
             limit = heard + hostproto.STALE_AFTER if hello else started + HELLO_WITHIN
@@ -232,54 +168,26 @@ class HostLink:
                 self._ping()
                 next_ping = now + hostproto.HEARTBEAT
             wake = min(limit, next_ping if hello else limit, now + 1.0)
-            for fd, _ in poller.poll(max(1, int((wake - now) * 1000))):
-                data = os.read(fd, 1 << 16)
-                if fd == err:
-                    if not data:
-                        poller.unregister(err)
-                    tail = _keep_tail(tail, data)
-                    continue
-                if not data:
-                    return self._ended(proc, tail)
-                if time.monotonic() - budget_start > BUDGET_WINDOW:
-                    budget_start, budget = time.monotonic(), 0
-                budget += len(data)
-                if budget > HOST_BYTES:
-                    return "error", (f"{self.dest} sent more than {HOST_BYTES >> 20} MB in "
-                                     f"{BUDGET_WINDOW:.0f}s: refused, reconnecting later")
-                try:
-                    for line in lines.feed(data):
-                        heard = time.monotonic()
-                        if not line.strip():
-                            continue
-                        if not hello:
-                            self._hello(line)
-                            hello = True
-                            next_ping = heard  # a first round trip at once
-                        else:
-                            self._message(hostproto.decode(line))
-                except _Refused as e:
-                    return "error", str(e)
-                except ProtocolError as e:
-                    return "error", (f"{self.dest} sent a broken stream ({e}); its rows are "
-                                     "kept as they were, reconnecting later")
+            try:
+                lines = session.read(wake - now)
+                if lines is None:
+                    return session.ended(self._ever_connected)
+                for line in lines:
+                    heard = time.monotonic()
+                    if not line.strip():
+                        continue
+                    if not hello:
+                        self._hello(line)
+                        hello = True
+                        next_ping = heard  # a first round trip at once
+                    else:
+                        self._message(hostproto.decode(line))
+            except (_Refused, TooMuch) as e:
+                return "error", str(e)
+            except ProtocolError as e:
+                return "error", (f"{self.dest} sent a broken stream ({e}); its rows are "
+                                 "kept as they were, reconnecting later")
         return "connecting", ""
-
-    def _ended(self, proc: subprocess.Popen, tail: list[str]) -> tuple[str, str]:
-        try:
-            code = proc.wait(2)
-        except subprocess.TimeoutExpired:
-            code = None
-        try:  # what ssh said last, once stdout closed
-            while True:
-                r, _, _ = select.select([proc.stderr], [], [], 0.2)
-                data = os.read(proc.stderr.fileno(), 1 << 16) if r else b""
-                if not data:
-                    break
-                tail = _keep_tail(tail, data)
-        except (OSError, ValueError):
-            pass
-        return ended_why(self.dest, code, tail, self._ever_connected)
 
     def _hello(self, line: bytes) -> None:
         old = old_version_why(self.dest, line)
@@ -351,34 +259,14 @@ class HostLink:
 
     def _send(self, message: dict) -> bool:
         with self.lock:
-            proc = self._proc
-            if proc is None:
-                return False
-            try:
-                data = hostproto.encode(message)
-                return os.write(proc.stdin.fileno(), data) == len(data)
-            except (OSError, ValueError):  # full (a frozen host), or closed
-                return False
+            session = self._session_now
+            return session is not None and session.send(hostproto.encode(message))
 
     def _kill(self) -> None:
-        proc = self._proc
-        if proc is None or proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # ssh and whatever it started (ProxyCommand)
-        except OSError:
-            pass
-        try:
-            proc.wait(2)
-        except subprocess.TimeoutExpired:
-            pass
+        session = self._session_now
+        if session is not None:
+            session.kill()
 
 
 class _Refused(Exception):
     """The host said something that ends the link, in one line."""
-
-
-def _keep_tail(tail: list[str], data: bytes) -> list[str]:
-    text = data.decode("utf-8", "replace")
-    lines = [clean_text(x.strip(), STDERR_LINE) for x in text.splitlines()]
-    return (tail + [x for x in lines if x])[-STDERR_KEPT:]

@@ -97,6 +97,9 @@ def test_a_hosts_blocked_pane_reaches_hosts_json_and_hosts_says_connected(
     info = json.loads(cli(sc, "hosts", "--json").stdout)
     assert info["status"] == "connected" and info["panes"] == 1 and info["version"]
     assert "ok      remote hosts: 1 connected" in cli(sc, "doctor").stdout
+    sc.kill()  # its ssh goes with it: no connection left behind
+    wait_for(lambda: not sshd.session_pids(), timeout=SLOW, message="the link's ssh ended")
+    assert not (sc.runtime_dir() / files.HOSTS_SOCKET).exists()
 
 
 def test_a_frozen_host_turns_stale_the_local_pane_stays_right_and_it_comes_back(

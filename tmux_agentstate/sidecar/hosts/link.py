@@ -35,6 +35,7 @@ class HostLink:
                  changed: Callable[[bool], None], refused: str = ""):
         self.dest, self.ssh, self.remote_command = dest, list(ssh), list(remote_command)
         self.changed = changed                # changed(True): rows or status; False: a beat
+        self.edits = 0                        # counts every change (hosts.json keeps its JSON)
         self.status, self.why = ("error", refused) if refused else ("connecting", "")
         self.last_update: float | None = None  # unix time the host last said anything
         self.rtt: float | None = None
@@ -132,7 +133,7 @@ class HostLink:
             log.info("host %s: connected%s", self.dest, f" ({why})" if why else "")
         else:
             log.warning("host %s: %s: %s", self.dest, status, why)
-        self.changed(True)
+        self._tell(True)
 
     def _session(self) -> tuple[str, str]:
         """One SSH session, from its start to its end: (status, why) it ended with."""
@@ -167,7 +168,7 @@ class HostLink:
             if hello and now >= next_ping:
                 self._ping()
                 next_ping = now + hostproto.HEARTBEAT
-            wake = min(limit, next_ping if hello else limit, now + 1.0)
+            wake = min(limit, next_ping if hello else limit)  # `stop` kills ssh: EOF wakes it
             try:
                 lines = session.read(wake - now)
                 if lines is None:
@@ -218,13 +219,18 @@ class HostLink:
                     self._note_transitions(before)
                 if message.get("full") is True:
                     self._snapshots += 1
-            self.changed(changed)
+            self._tell(changed)
             return
         with self.lock:
             self.last_update = wall
             if kind == "reply":
                 self._reply(message)
-        self.changed(False)
+        self._tell(False)
+
+    def _tell(self, loud: bool) -> None:
+        with self.lock:
+            self.edits += 1
+        self.changed(loud)
 
     def _note_transitions(self, before: dict[str, str]) -> None:
         """The rows whose state changed. The first snapshot a link gets is what was so before

@@ -97,6 +97,16 @@ def test_a_hosts_blocked_pane_reaches_hosts_json_and_hosts_says_connected(
     info = json.loads(cli(sc, "hosts", "--json").stdout)
     assert info["status"] == "connected" and info["panes"] == 1 and info["version"]
     assert "ok      remote hosts: 1 connected" in cli(sc, "doctor").stdout
+    # hosts.sock: a request goes over the same link, the host's own reply comes back
+    host.cmd("select-window", "-t", "main:0")
+    code, text = files.ask(sc.runtime_dir(), {"op": "focus", "host": "h1", "pane": pane})
+    assert code == 0, text
+    assert host.cmd("display-message", "-p", "-t", "main", "#{pane_id}") == pane
+    code, text = files.ask(sc.runtime_dir(), {"op": "answer", "host": "h1", "pane": pane,
+                                              "choice": "yes; rm -rf ~"})
+    assert code != 0 and text.startswith("not sent to h1"), text
+    code, text = files.ask(sc.runtime_dir(), {"op": "focus", "host": "h9", "pane": pane})
+    assert code != 0 and text == "'h9' is not in @agentstate-hosts"
     sc.kill()  # its ssh goes with it: no connection left behind
     wait_for(lambda: not sshd.session_pids(), timeout=SLOW, message="the link's ssh ended")
     assert not (sc.runtime_dir() / files.HOSTS_SOCKET).exists()
@@ -182,6 +192,9 @@ def test_an_unknown_host_key_says_what_to_do(tmux_server, sidecar, sshd):
     assert want in cli(sc, "hosts").stdout
     assert want in cli(sc, "doctor").stdout
     assert want in (sc.runtime_dir() / "sidecar.log").read_text()
+    # a request to a host that is down: one clear line at once
+    code, text = files.ask(sc.runtime_dir(), {"op": "focus", "host": "stranger", "pane": "%1"})
+    assert code != 0 and text == f"stranger is not connected (error): {want}"
 
 
 # hosts that are not what we expect, as small programs in place of our command

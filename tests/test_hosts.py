@@ -282,3 +282,19 @@ def test_the_options_are_followed_while_the_sidecar_runs(tmux_server, sidecar, s
     # none of this was a command per sweep: tmux logged the subscriptions once
     messages = tmux_server.cmd("show-messages")
     assert messages.count("show-options") <= 2, messages
+
+
+def test_the_three_options_are_read_split_like_a_shell_and_checked():
+    from tmux_agentstate.sidecar.config import Config
+    from tmux_agentstate.sidecar.hosts.session import ssh_argv
+    c = Config.from_tmux({"@agentstate-hosts": "dev1 -oProxyCommand=touch\\ x user@dev2",
+                          "@agentstate-ssh": "ssh -F '/my config'",
+                          "@agentstate-remote-command": "'unbalanced"})
+    assert c.remote() == (["dev1", "user@dev2"], ["ssh", "-F", "/my config"], ["tmux-agentstate"])
+    lines = [p.line() for p in c.problems]
+    assert any("@agentstate-hosts" in x and "starts with '-'" in x for x in lines), lines
+    assert any("@agentstate-remote-command" in x and "balanced quotes" in x for x in lines), lines
+    assert Config.from_tmux({}).remote() == ([], ["ssh"], ["tmux-agentstate"])
+    # the host's shell gets each word quoted (nothing of it runs as shell), ~/ still expands
+    argv = ssh_argv(["ssh"], "dev1", ["~/.venv/bin/tmux-agentstate", "$(touch x)"])
+    assert argv[-3:] == ["dev1", "--", "~/.venv/bin/tmux-agentstate '$(touch x)' stream"]

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from conftest import wait_for
+from sshd import sshd  # noqa: F401  (the fixture)
 from tmux_agentstate.core.fixtures import load_index
 from tmux_agentstate.plugin.nextkey import after, waiting
 
@@ -93,3 +94,76 @@ def test_order_and_wrap_of_the_visits():
     assert after(waiting(rows), "%2")["pane"] == "%6"
     assert after(waiting(rows), "%1")["pane"] == "%3"   # wraps
     assert after([], "%1") is None
+
+
+def test_the_key_reaches_a_remote_blocked_pane_over_ssh(tmux_server, pty_client, sshd, tmp_path):
+    """A blocked row of host h1 (hosts.json as the sidecar's links write it; h1 an alias of the
+    test's real sshd with its own default tmux server): `next` opens a local window running
+    `ssh -t h1 tmux attach -t %N`, whose client attaches at that pane; pressed again from
+    elsewhere, that window is reused and h1 asked (through hosts.sock) to focus the pane."""
+    import subprocess
+    import sys
+
+    from sshd import RemoteTmux
+    from test_remote_view import FakeLinks, folder_of, host, remote_row
+    from tmux_agentstate.sidecar.hosts import files
+    srv = tmux_server
+    remote = RemoteTmux(tmp_path / "r1")
+    try:
+        sshd.host("h1", tmpdir=remote.tmpdir)
+        pane = remote.cmd("new-window", "-d", "-P", "-F", "#{pane_id}", "sleep 600")
+        address = remote.cmd("display-message", "-p", "-t", pane,
+                             "#{session_name}:#{window_index}.#{pane_index}")
+        srv.cmd("set-option", "-g", "@agentstate-hosts", "elsewhere h1")
+        srv.cmd("set-option", "-g", "@agentstate-ssh", sshd.ssh)
+        files.write_hosts(folder_of(srv), [host("h1", [remote_row(pane, "blocked", address,
+                                                                  int(time.time()) - 5)])])
+        client = pty_client("main")
+        home = shown(srv, client)
+
+        def press():
+            return subprocess.run([sys.executable, "-m", "tmux_agentstate", "next", "-L", srv.name,
+                                   "--client", client.name()], capture_output=True, text=True,
+                                  timeout=60)
+
+        out = press()
+        assert out.returncode == 0 and f"in h1:{address}: blocked (1 of 1)" in out.stdout, out
+        wait_for(lambda: remote.cmd("list-clients", "-F", "#{pane_id}") == pane, timeout=20,
+                 message="h1's client attached at that pane")
+        tagged = [w for w in srv.cmd("list-windows", "-a", "-F",
+                                     "#{window_id} #{@agentstate_remote_host}").splitlines()
+                  if w.endswith(" h1")]
+        assert len(tagged) == 1
+        window = tagged[0].split()[0]
+        assert srv.cmd("list-clients", "-F", "#{window_id}") == window
+        # from the home pane again: the same window, and h1 asked to focus the pane
+        links = FakeLinks(folder_of(srv), {"focus": (0, f"focused {pane}")})
+        try:
+            srv.cmd("switch-client", "-c", client.name(), "-t", home)
+            out = press()
+            assert out.returncode == 0 and "in the window on h1" in out.stdout, out
+            assert links.requests == [{"op": "focus", "host": "h1", "pane": pane}]
+            assert srv.cmd("list-clients", "-F", "#{window_id}") == window
+            assert len([w for w in srv.cmd("list-windows", "-a", "-F",
+                                           "#{@agentstate_remote_host}").splitlines()
+                        if w == "h1"]) == 1
+        finally:
+            links.close()
+        srv.cmd("kill-window", "-t", window)
+    finally:
+        remote.kill()
+
+
+def test_a_remote_pane_is_opened_only_for_the_users_own_hosts(tmux_server):
+    """A host or pane id that is not what the user configured never reaches a command line."""
+    from tmux_agentstate.plugin.remote import reach
+    srv = tmux_server
+    srv.cmd("set-option", "-g", "@agentstate-hosts", "h1 -oProxyCommand=sh")
+    windows = srv.cmd("list-windows", "-a")
+    row = {"host": "-oProxyCommand=sh", "pane": "%3", "target": "a:0.0"}
+    assert "nothing opened" in reach(srv.tmux, row, None)
+    assert "nothing opened" in reach(srv.tmux, {**row, "host": "h2"}, None)
+    assert "nothing opened" in reach(srv.tmux, {**row, "host": "h1", "pane": "%3;ls"}, None)
+    srv.cmd("set-option", "-g", "@agentstate-ssh", "ssh 'unclosed")
+    assert "cannot be split" in reach(srv.tmux, {**row, "host": "h1"}, None)
+    assert srv.cmd("list-windows", "-a") == windows

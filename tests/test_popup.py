@@ -162,3 +162,47 @@ def test_popup_names_the_command_when_it_is_not_on_path(tmux_server):
     assert "command line:" not in screen(tmux_server, on)
     for pane in (off, on):
         tmux_server.cmd("send-keys", "-t", pane, "q")
+
+
+def test_popup_lists_remote_rows_with_host_dims_stale_ones_and_answers_through_the_link(tmux_server):
+    """Remote rows (hosts.json as the sidecar's links write it) among the local ones: with their
+    host and age, a stale one dimmed and marked; y on a remote row asks its host through
+    hosts.sock (served here as the sidecar does) and shows the one-line result."""
+    from test_remote_view import FakeLinks, folder_of, host, remote_row
+    from tmux_agentstate.sidecar.hosts import files
+    srv = tmux_server
+    now = int(time.time())
+    local = srv.new_pane("sleep 600")
+    for k, v in {"@agentstate_agent": "codex", "@agentstate": "idle",
+                 "@agentstate_since": str(now - 90)}.items():
+        srv.cmd("set-option", "-p", "-t", local, k, v)
+    files.write_hosts(folder_of(srv), [
+        host("devbox", [remote_row("%7", "blocked", "api:1.0", now - 7200, "Allow edit of a.py?")]),
+        host("gpu2", [remote_row("%2", "working", "train:0.0", now - 600)], status="stale",
+             last_update=time.time() - 75)])
+    links = FakeLinks(folder_of(srv), {"answer": (0, "answered yes in %7 (api:1.0)")})
+    try:
+        pane = popup_pane(srv)
+        wait_for(lambda: "gpu2" in screen(srv, pane), message="remote rows in the popup")
+        capture = screen(srv, pane)
+        print(capture)  # the report's text capture
+        rows = [l for l in capture.splitlines()[2:] if l.strip()]
+        assert rows[0].startswith("blocked") and "devbox:api:1.0" in rows[0] and " 2h " in rows[0]
+        assert rows[1].startswith("working") and "gpu2:train:0.0" in rows[1] and " 10m " in rows[1]
+        assert "[stale, heard 1m ago]" in rows[1]
+        assert rows[2].startswith("idle") and "codex" in rows[2]
+        import re
+        escaped = srv.cmd("capture-pane", "-p", "-e", "-t", pane).splitlines()
+        dimmed = lambda line: any("2" in sgr.split(";")  # noqa: E731
+                                  for sgr in re.findall(r"\x1b\[([0-9;]*)m", line))
+        assert [dimmed(l) for l in escaped if "gpu2" in l] == [True]  # A_DIM: the stale row
+        assert [dimmed(l) for l in escaped if "devbox" in l] == [False]
+        srv.cmd("send-keys", "-t", pane, "y")
+        wait_for(lambda: "confirm" in screen(srv, pane), message="confirm step")
+        srv.cmd("send-keys", "-t", pane, "y")
+        wait_for(lambda: "devbox: answered yes in %7 (api:1.0)" in screen(srv, pane),
+                 message="the host's answer in the popup")
+        assert links.requests == [{"op": "answer", "host": "devbox", "pane": "%7", "choice": "yes"}]
+        srv.cmd("send-keys", "-t", pane, "q")
+    finally:
+        links.close()

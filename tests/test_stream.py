@@ -18,9 +18,9 @@ from tmux_agentstate.core import hostproto as hp
 class Link:
     """One `ssh HOST tmux-agentstate stream`, read as the local side reads it."""
 
-    def __init__(self, sshd, alias):
+    def __init__(self, sshd, alias, command=REMOTE_COMMAND):
         self.proc = subprocess.Popen(["ssh", "-F", str(sshd.config), "-T", alias, "--",
-                                      REMOTE_COMMAND, "stream"],
+                                      str(command), "stream"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
         self.buf = b""
@@ -105,7 +105,8 @@ def test_a_host_without_a_tmux_server_says_so_and_waits(sshd, tmp_path):
         assert hello["server"] == ""
         beat = link.until(lambda: next((m for m in link.messages if m["t"] == "beat"), None), "beat")
         assert "no tmux server" in beat["note"]
-        snapshot = next(m for m in link.messages if m["t"] == "rows")
+        snapshot = link.until(lambda: next((m for m in link.messages if m["t"] == "rows"), None),
+                              "the snapshot")
         assert snapshot["full"] and snapshot["rows"] == []
     finally:
         assert link.close() == 0

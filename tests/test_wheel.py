@@ -98,3 +98,30 @@ def test_a_sidecar_from_the_wheel_marks_a_live_pane(wheel_venv, tmux_server):
     finally:
         _run(venv / "bin" / "tmux-agentstate", "stop", "-L", srv.name, env=env, cwd=base)
         time.sleep(0.1)
+
+
+def test_a_host_streams_its_panes_from_the_wheel_over_ssh(wheel_venv, tmp_path):
+    """A host with the wheel installed (and nothing else of ours): a login over real SSH runs
+    its `stream`, which starts that host's sidecar from the wheel; its blocked pane arrives."""
+    from conftest import replay_command
+    from sshd import RemoteTmux, Sshd
+    from test_stream import Link
+    venv, env, base = wheel_venv
+    blocked = next(f for f in load_index() if f.agent == "claude" and f.state == "blocked"
+                   and f.renderer == "classic")
+    sshd = Sshd(tmp_path / "sshd")
+    host = RemoteTmux(tmp_path / "host", cols=blocked.cols, rows=blocked.rows)
+    try:
+        pane = host.cmd("new-window", "-P", "-F", "#{pane_id}", replay_command(blocked.path, "claude"))
+        sshd.host("box", tmpdir=host.tmpdir)
+        link = Link(sshd, "box", command=venv / "bin" / "tmux-agentstate")
+        link.until(lambda: link.rows.rows.get(pane, {}).get("state") == "blocked", "blocked row")
+        assert link.messages[0]["t"] == "hello"
+        assert link.close() == 0
+        from tmux_agentstate.sidecar.runtime import Runtime
+        sidecar = Runtime(host.socket).running_pid()  # the one the stream started: the wheel's
+        assert sidecar and str(venv) in Path(f"/proc/{sidecar}/cmdline").read_text()
+    finally:
+        subprocess.run([venv / "bin" / "tmux-agentstate", "stop"], env=host.env, capture_output=True)
+        host.kill()
+        sshd.stop()

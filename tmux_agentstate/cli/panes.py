@@ -7,10 +7,12 @@ from .common import (EXIT_FAIL, EXIT_REFUSED, CliError, add_server, command, err
                      say, tmux_for)
 
 EXAMPLES = {
-    "explain": ("tmux-agentstate explain %3", "tmux-agentstate explain work:1.0"),
+    "explain": ("tmux-agentstate explain %3", "tmux-agentstate explain work:1.0",
+                "tmux-agentstate explain --host devbox %7"),
     "send": ("tmux-agentstate send %3 'run the tests again'",
              "tmux-agentstate send --no-enter work:1.0 'draft'"),
-    "answer": ("tmux-agentstate answer %3 yes", "tmux-agentstate answer work:1.0 no"),
+    "answer": ("tmux-agentstate answer %3 yes", "tmux-agentstate answer work:1.0 no",
+               "tmux-agentstate answer --host devbox %7 yes"),
     "report": ("tmux-agentstate report %3", "tmux-agentstate report %3 --into ~/reports"),
 }
 
@@ -33,6 +35,9 @@ def add(sub) -> None:
             w.add_argument("--no-enter", action="store_true", help="do not press Enter after")
         if name == "answer":
             w.add_argument("choice", help="a choice the agent's manifest lists under [answers]")
+        if name in ("answer", "explain"):
+            w.add_argument("--host", metavar="HOST", help="a pane of that remote host "
+                           "(one of @agentstate-hosts), as `list` names it")
         if name == "report":
             w.add_argument("--into", metavar="DIR", help="the folder to save it in (default: "
                                           "~/.local/state/tmux-agentstate/reports)")
@@ -49,10 +54,14 @@ def add(sub) -> None:
     ls.set_defaults(func=cmd_list)
 
 
-def sorted_agent_panes(tmux) -> list[dict]:
+def sorted_agent_panes(tmux, folder=None) -> list[dict]:
+    """Every agent pane, local (`host` "") and remote, the most urgent first, then the most
+    recent; a local one before a remote one of the same (the sort is stable)."""
     from ..plugin.popup import shown_state
+    from ..plugin.remote import all_rows
     order = {"blocked": 0, "done": 1, "working": 2, "idle": 3}
-    return sorted(tmux.agent_panes(), key=lambda r: (order.get(shown_state(r), 4), -(r["since"] or 0)))
+    return sorted(all_rows(tmux, folder),
+                  key=lambda r: (order.get(shown_state(r), 4), -(r["since"] or 0)))
 
 
 def cmd_list(args) -> int:
@@ -110,8 +119,10 @@ def cmd_popup(args) -> int:
         tmux.socket()
     except TmuxError as e:
         raise CliError(f"no tmux server at {tmux.label}: {e}") from None
+    from ..plugin.remote import runtime_dir
+    folder = runtime_dir(tmux)  # once: the popup re-reads its rows every second
     try:
-        return run_popup(tmux, sorted_agent_panes, args.client)
+        return run_popup(tmux, lambda t: sorted_agent_panes(t, folder), args.client)
     except curses.error as e:
         raise CliError(f"the popup could not draw: {e}") from None
 
@@ -125,7 +136,45 @@ def _look(args):
         raise CliError(str(e)) from None
 
 
+def _remote_row(args):
+    """(the runtime folder, the row of `args.pane` (%N or its target) on `args.host` as the
+    sidecar last wrote it)."""
+    from ..plugin.remote import remote_rows, runtime_dir
+    from ..tmux import TmuxError
+    try:
+        folder = runtime_dir(tmux_for(args))
+        rows = remote_rows(folder)
+    except TmuxError as e:
+        raise CliError(str(e)) from None
+    on_host = [r for r in rows if r["host"] == args.host]
+    if not on_host:
+        raise CliError(f"no agent panes of host {args.host!r} are known here (tmux-agentstate "
+                       f"list shows every host's; is it in @agentstate-hosts?)")
+    hits = [r for r in on_host if args.pane in (r["pane"], r["target"])]
+    if len(hits) != 1:
+        raise CliError(f"{args.pane!r} is no agent pane of {args.host} "
+                       f"({'several match' if hits else 'none matches'}); name it as %N")
+    return folder, hits[0]
+
+
 def cmd_explain(args) -> int:
+    if args.host:
+        import time
+        from ..plugin.popup import age, shown_state
+        _, r = _remote_row(args)
+        now = time.time()
+        stale = (f" (stale: {r['host']} is silent or unreachable, heard {age(r['last_update'], now)}"
+                 f" ago; the state is the last one known)" if r["stale"] else "")
+        say(f"{r['pane']} ({r['host']}:{r['target']}) is a remote pane: this is the row its "
+            f"host's sidecar sent{stale}")
+        for name in ("state", "agent", "agent_version", "since", "source", "detail", "error",
+                     "context", "done"):
+            value = shown_state(r) if name == "state" else r.get(name)
+            if name == "since" and value:
+                value = f"{value} ({age(value, now)} ago)"
+            say(f"  {name:<14} {value if value not in (None, '') else '-'}")
+        say(f"every signal and why: tmux-agentstate explain {r['pane']}, on {r['host']}")
+        return 0
     from ..panes.fresh import explain
     say("\n".join(explain(_look(args))))
     return 0
@@ -153,6 +202,12 @@ def cmd_send(args) -> int:
 
 
 def cmd_answer(args) -> int:
+    if args.host:  # the host's own fresh look decides, over the sidecar's link
+        from ..plugin.remote import answer as remote_answer
+        folder, r = _remote_row(args)
+        code, message = remote_answer(folder, r, args.choice)
+        (err if code else say)(f"{r['host']}: {message}")
+        return code if 0 <= code < 256 else EXIT_FAIL
     from ..panes.fresh import answer
     from ..tmux import TmuxError
     lk = _look(args)

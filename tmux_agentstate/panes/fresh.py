@@ -19,7 +19,9 @@ from ..core import origin
 from ..core.combine import (REPORT_LIFETIME, PaneState, Report, combine, fresh_screen_changed_at,
                             newest, parse_screen_option, report_in_force)
 from ..core.answers import Pick
+from ..core.infer import present, without_tmux_status
 from ..core.manifest import Manifest, Match
+from ..core.tunnels import foreground_tunnel
 from ..core.screen import PaneScreen
 from ..sidecar.seed import seeded_screen
 from ..sidecar.watch import session_report
@@ -40,6 +42,7 @@ class Look:
     at: float = 0.0   # unix time of this look
     screen_published: str = ""  # @agentstate_screen: the sidecar's verdict and its change
     screen_changed_at: float = 0.0  # when the screen's verdict last changed (0: unknown)
+    via: str | None = None  # an SSH-like client in front: the agent is inferred from the screen
 
 
 EXIT_OK, EXIT_FAIL, EXIT_REFUSED = 0, 1, 3
@@ -190,17 +193,33 @@ def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
         raise TmuxError(f"{info.pane_id} ({info.address}) is gone")
     screen = seeded_screen(view)
     now = time.time()
-    match = manifest.evaluate(screen.view()) if manifest else None
+    via = foreground_tunnel(fg) if manifest is None else None
+    rules_view = without_tmux_status(screen.view()) if via else screen.view()
+    if via:
+        manifest = _inferred(tmux, info, catalog, rules_view)
+    match = manifest.evaluate(rules_view) if manifest else None
     # the report, its launch and the sidecar's screen verdict as of the screen's moment (one
-    # list-panes); a report counts only with its proof of origin
-    hook = origin.proven(Report.parse(view.report), view.report, view.launch)
-    session = session_report(manifest, fg)
+    # list-panes); a report counts only with its proof of origin. Through a tunnel, no local
+    # report is about the agent on the far side
+    hook = None if via else origin.proven(Report.parse(view.report), view.report, view.launch)
+    session = None if via else session_report(manifest, fg)
     changed_at = fresh_screen_changed_at(view.screen_verdict, match.state, now) if match else 0.0
     state = combine(manifest is not None, match, newest(hook, session), now, REPORT_LIFETIME,
                     changed_at)
     return Look(info, fg, manifest, screen, match, hook, session, state,
                 catalog.source(manifest.name) if manifest else "", now, view.screen_verdict,
-                changed_at)
+                changed_at, via)
+
+
+def _inferred(tmux: Tmux, info: PaneInfo, catalog: Catalog, view) -> Manifest | None:
+    """A tunnel pane's agent: the one the sidecar adopted (its hysteresis: core/infer.py), else
+    the one this screen alone shows."""
+    try:
+        name = "".join(tmux.run(["display-message", "-p", "-t", info.pane_id,
+                                 "#{@agentstate_agent}"])).strip()
+    except TmuxError:
+        name = ""
+    return catalog.get(name) or present(catalog.by_name.values(), view)
 
 
 def explain(lk: Look) -> list[str]:
@@ -214,17 +233,19 @@ def explain(lk: Look) -> list[str]:
         out.append(f"process: pgid {lk.fg.pgid} {lk.fg.name!r} ({cmd})"
                    + (f", AGENTSTATE_AGENT={lk.fg.hint}" if lk.fg.hint else ""))
     if lk.manifest is None:
-        out.append("agent: none in front → no state (options unset)")
+        out.append(f"agent: none seen on the screen through {lk.via} → no state (options unset)"
+                   if lk.via else "agent: none in front → no state (options unset)")
         return out
-    out.append(f"agent: {lk.manifest.name} (manifest v{lk.manifest.version}, {lk.source}: "
-               f"{lk.manifest.path})")
-    version, tested = procs.agent_version(lk.fg), lk.manifest.tested
+    out.append(f"agent: {lk.manifest.name}"
+               + (f", inferred from the screen through {lk.via}" if lk.via else "")
+               + f" (manifest v{lk.manifest.version}, {lk.source}: {lk.manifest.path})")
+    version, tested = None if lk.via else procs.agent_version(lk.fg), lk.manifest.tested
     out.append(f"release: {version or 'unknown'}; "
                + ("the fixtures cover it" if version in tested else
                   f"the fixtures cover {', '.join(tested) or 'no release'}: a changed dialog "
                   "may be missed"))
     out.append(f"title: {lk.screen.title!r}")
-    view = lk.screen.view()
+    view = without_tmux_status(lk.screen.view()) if lk.via else lk.screen.view()
     for rule in lk.manifest.rules:
         line = rule.match(view)
         mark = "MATCH" if line is not None else "  -  "

@@ -1,4 +1,6 @@
 """`prefix + A`: a list of agent panes in `display-popup -E`, blocked first; Enter jumps there.
+Remote hosts' panes are listed with their host (`host:session:window.pane`); a stale one (its
+host silent or unreachable: the state shown is the last one known) is dimmed and marked.
 
 Pane text (the prompt line) is shown through curses, never through a tmux format, and control
 characters are dropped, so nothing in it can run or restyle anything.
@@ -9,7 +11,9 @@ import curses
 import os
 import time
 
-from ..tmux import Tmux, TmuxError
+from ..tmux import Tmux, TmuxError, tmux_quote
+from . import remote
+from .remote import where
 from .wiring import command_off_path
 
 COLOURS = {"blocked": curses.COLOR_RED, "done": curses.COLOR_CYAN, "working": curses.COLOR_YELLOW,
@@ -33,13 +37,17 @@ def shown_state(r: dict) -> str:
 
 
 def format_row(r: dict, now: float, width: int) -> str:
-    """State, age, where, agent, context in use, then the prompt line or the error a turn
-    ended in, marked."""
+    """State, age, where (with its host, for a remote pane), agent, context in use, then the
+    prompt line or the error a turn ended in, marked; a stale remote row says how long its
+    host has been silent."""
     context = f"{r['context']}%" if r.get("context") is not None else ""
     detail = printable(r["detail"])
     if r.get("error"):
         detail = f"[{r['error']}] {detail}"
-    line = (f"{shown_state(r):<8} {age(r['since'], now):>4}  {r['target']:<14} {r['agent']:<8} "
+    if r.get("stale"):
+        detail = f"[stale, heard {age(r.get('last_update'), now)} ago] {detail}"
+    place = printable(where(r))
+    line = (f"{shown_state(r):<8} {age(r['since'], now):>4}  {place:<14} {printable(r['agent']):<8} "
             f"{context:>4}  {detail}")
     return line[: max(0, width - 1)]
 
@@ -51,25 +59,35 @@ class Selection:
 
     def __init__(self):
         self.pane: str | None = None
+        self.host = ""  # pane ids repeat across hosts: a pane is (host, pane)
         self.index = 0
+
+    def _take(self, rows: list[dict]) -> None:
+        self.pane = rows[self.index]["pane"] if rows else None
+        self.host = rows[self.index].get("host", "") if rows else ""
 
     def follow(self, rows: list[dict]) -> int:
         """The selected row's index in freshly loaded `rows`."""
-        at = next((i for i, r in enumerate(rows) if r["pane"] == self.pane), None)
+        at = next((i for i, r in enumerate(rows)
+                   if r["pane"] == self.pane and r.get("host", "") == self.host), None)
         if at is None:  # gone (or the first load): the row where it was, or the last
             at = min(self.index, max(0, len(rows) - 1))
         self.index = at
-        self.pane = rows[at]["pane"] if rows else None
+        self._take(rows)
         return at
 
     def move(self, rows: list[dict], step: int) -> int:
         self.index = min(max(self.index + step, 0), max(0, len(rows) - 1))
-        self.pane = rows[self.index]["pane"] if rows else None
+        self._take(rows)
         return self.index
 
 
-def answer(tmux: Tmux, pane: str, choice: str) -> str:
-    """Answer a dialog after a fresh look (the prompt may be gone since the list was drawn)."""
+def answer(tmux: Tmux, pane: str, choice: str, row: dict | None = None) -> str:
+    """Answer a dialog after a fresh look (the prompt may be gone since the list was drawn);
+    a remote pane's by its host's own fresh look, through the sidecar's link."""
+    if row is not None and row.get("host"):
+        code, text = remote.answer(remote.runtime_dir(tmux), row, choice)
+        return printable(f"{row['host']}: {text}")
     from ..panes import fresh
     try:
         return fresh.answer(tmux, fresh.look(tmux, pane), choice)[1]
@@ -86,6 +104,15 @@ def report(tmux: Tmux, pane: str) -> str:
     except (TmuxError, OSError) as e:
         return f"no report: {e}"
     return f"report saved: {archive}; attach it to an issue with the state you saw"
+
+
+def say_on(tmux: Tmux, client: str | None, line: str) -> None:
+    """One line on the client (the popup is closed by then), or printed without one."""
+    line = printable(line)
+    if client:
+        tmux.run(["display-message", "-c", client, "-d", "3000", tmux_quote(f"agentstate: {line}")])
+    else:
+        print(f"tmux-agentstate: {line}")
 
 
 def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
@@ -122,6 +149,8 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
             sel = selection.follow(rows)
             for i, r in enumerate(rows[: max(0, h - 2)]):
                 attr = pairs.get(shown_state(r), 0) | (curses.A_REVERSE if i == sel else 0)
+                if r.get("stale"):
+                    attr |= curses.A_DIM
                 stdscr.addnstr(i + 2, 0, format_row(r, now, w), w - 1, attr)
             stdscr.refresh()
             key = stdscr.getch()
@@ -132,27 +161,33 @@ def run_popup(tmux: Tmux, load, client: str | None = None) -> int:
             elif key in (curses.KEY_UP, ord("k")):
                 sel = selection.move(rows, -1)
             elif key in (curses.KEY_ENTER, 10, 13) and rows:
-                return rows[sel]["pane"]
+                return rows[sel]
+            elif key == ord("r") and rows and rows[sel].get("host"):
+                message = (f"a report is of a local pane: run tmux-agentstate report "
+                           f"{rows[sel]['pane']} on {printable(rows[sel]['host'])}")
             elif key == ord("r") and rows:
                 message = report(tmux, rows[sel]["pane"])
             elif key in (ord("y"), ord("n")) and rows and rows[sel]["state"] == "blocked":
                 choice = "yes" if key == ord("y") else "no"
                 r = rows[sel]
-                prompt = (f"answer {choice!r} in {r['target']}: {printable(r['detail'])[:60]} ? "
+                prompt = (f"answer {choice!r} in {printable(where(r))}: {printable(r['detail'])[:60]} ? "
                           f"press {chr(key)} again to confirm")
                 stdscr.addnstr(h - 1, 0, prompt.ljust(w - 1), w - 1, curses.A_REVERSE)
                 stdscr.timeout(-1)
                 confirmed = stdscr.getch() == key
                 stdscr.timeout(1000)
-                message = answer(tmux, r["pane"], choice) if confirmed else "not answered"
+                message = answer(tmux, r["pane"], choice, r) if confirmed else "not answered"
 
     for stale in ("LINES", "COLUMNS"):  # ncurses prefers these to the pane's real size
         os.environ.pop(stale, None)
     target = curses.wrapper(ui)
     if target:
         try:
-            tmux.jump_to(target, client)
+            if target.get("host"):
+                say_on(tmux, client, remote.reach(tmux, target, client))
+            else:
+                tmux.jump_to(target["pane"], client)
         except TmuxError as e:
-            print(f"tmux-agentstate: cannot jump to {target}: {e}")
+            print(f"tmux-agentstate: cannot jump to {printable(where(target))}: {e}")
             return 1
     return 0

@@ -26,6 +26,8 @@ STYLES = {"blocked": "fg=colour231,bg=colour160,bold",   # white on red
           "done": "fg=colour231,bg=colour28,bold",       # white on green
           "working": "fg=colour16,bg=colour220",         # black on amber
           "idle": "fg=colour231,bg=colour61"}            # white on slate blue
+# remote panes whose host went silent: grey, apart from the states (render_summary)
+STALE_STYLE = "fg=colour252,bg=colour240"
 INTAKES = ("pipe", "emulate", "capture")
 
 
@@ -152,8 +154,20 @@ class Config:
                       f"{in_own_style(in_conditional(self.styles[state]), icon)},")
         return badge + "}" * len(URGENCY)
 
-    def render_summary(self, counts: dict[str, int]) -> str:
-        """The status segment: a pill per state with a count. Built from counts and the user's
-        own icon and style options only, never from pane text, so it may carry style."""
-        return " ".join(in_own_style(self.styles[s], f" {self.icons[s].replace('#', '##')}{counts[s]} ")
-                        for s in URGENCY if counts.get(s))
+    def render_summary(self, counts: dict[str, int], blocked_hosts: int = 0,
+                       stale: int = 0) -> str:
+        """The status segment: a pill per state with a count (local and remote panes). Built
+        from counts and the user's own icon and style options only, never from pane or host
+        text, so it may carry style. `blocked_hosts`: on how many hosts (this one counted as
+        one) the blocked panes are, 0 when none is remote; said as `@N` in the blocked pill
+        (`!3@2`: three blocked, on two hosts); `stale`: remote panes whose host is silent
+        or unreachable, a grey `?N` pill of their own (their state is only the last known)."""
+        pills = []
+        for s in URGENCY:
+            if counts.get(s):
+                where = f"@{blocked_hosts}" if s == "blocked" and blocked_hosts else ""
+                pills.append(in_own_style(self.styles[s],
+                                          f" {self.icons[s].replace('#', '##')}{counts[s]}{where} "))
+        if stale:
+            pills.append(in_own_style(STALE_STYLE, f" ?{stale} "))
+        return " ".join(pills)

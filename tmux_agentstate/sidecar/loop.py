@@ -29,7 +29,8 @@ from .manifests import ManifestWatch
 from .publish import Publisher
 from .runtime import Runtime
 from .update_check import UpdateCheck
-from .watch import PaneWatch, classify, could_be_blocked, mark_shown, read_agent_files, relisted
+from .watch import (NO_AGENT, PaneWatch, classify, could_be_blocked, infer_agent, mark_shown,
+                    new_watch, relisted)
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -214,10 +215,16 @@ class Sidecar:
             seen.add(info.pane_id)
             manifest, pgid = self.identities.identify(info, reread=full)
             w = self.panes.get(info.pane_id)
+            via = self.identities.via(info.pane_id)  # a tunnel: its agent inferred (watch.py)
+            if via and w is not None and (w.via, w.pgid) == (via, pgid):
+                relisted(w, info, screens, full)
+                continue
             if manifest is None:
                 if w is not None:
                     self._drop(w, batch)
-                elif info.state_option or info.our_pipe:  # left over from an earlier sidecar
+                if via:
+                    self._adopt(info, NO_AGENT, pgid, batch, via)
+                elif w is None and (info.state_option or info.our_pipe):  # an earlier sidecar's
                     self.publish.clean_leftovers(info, batch)
                 continue
             if w is not None and w.manifest is not manifest and w.manifest.name == manifest.name:
@@ -255,7 +262,8 @@ class Sidecar:
         now = time.monotonic()
         panes = list(self.panes.values())
         for w in panes:
-            if w.screen.dirty and w.intake.worth_classifying(w, now):
+            if (w.via and infer_agent(w, self.catalog.by_name, now)) or (  # adopted, dropped
+                    w.screen.dirty and w.intake.worth_classifying(w, now)):
                 self._classify(w)
             self.publish.pane(w, batch)
         self.remote.settle()  # the options followed; remote state changes told
@@ -268,22 +276,15 @@ class Sidecar:
                                 self.manifests.faults())
 
     # -- panes coming and going ------------------------------------------------------------------
-    def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch) -> PaneWatch:
-        w = PaneWatch(info, manifest, pgid, self.intake.new_screen(info), self.intake,
-                      inherited=info.state_option or None)  # what an earlier sidecar left
-        w.fg = self.identities.foreground(info.pane_id)
-        w.version = procs.agent_version(w.fg)  # once per agent process: its package's metadata
-        read_agent_files(w)
-        old = self.panes.get(info.pane_id)
-        if old is not None:
-            w.published, w.state, w.since = old.published, old.state, old.since
-            w.seen_at, w.shown, w.done_at = old.seen_at, old.shown, old.done_at
+    def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch,
+               via: str | None = None) -> None:
+        w = new_watch(info, manifest, pgid, self.intake, self.identities.foreground(info.pane_id),
+                      self.panes.get(info.pane_id), via)
         self.panes[info.pane_id] = w
         if not self.intake.attach(w, batch):
             self.fallback.take(w)  # another program pipes it: never steal its pipe
         log.info("%s (%s): %s in front, watching by %s", info.pane_id, info.address,
-                 manifest.name, w.intake.name)
-        return w
+                 via or manifest.name, w.intake.name)
 
     def _drop(self, w: PaneWatch, batch: Batch, unpublish: bool = True) -> None:
         """The agent left this pane (the shell is back): stop watching, unset its options."""

@@ -1,7 +1,7 @@
 """When to tell the user: on entering `blocked` (and, opted in, when a turn finishes).
 
 A redrawing prompt can flap blocked → working → blocked in a second, so each (pane, state)
-has a cooldown; a client already looking at the pane is not told what it can see.
+has a cooldown (a remote pane's name carries its host: publish.remote_key); a client already looking at the pane is not told what it can see.
 """
 from __future__ import annotations
 
@@ -63,9 +63,11 @@ class Notifier:
         for key in [k for k in self._last if k[0] == pane]:
             del self._last[key]
 
-    def run_command(self, pane: str, address: str, agent: str, state: str, line: str) -> None:
+    def run_command(self, pane: str, address: str, agent: str, state: str, line: str,
+                    host: str = "") -> None:
         """The user's command, with pane text as separate arguments and env vars: never a
-        shell string built from pane text."""
+        shell string built from pane text. A remote pane's: `pane` is that host's %N,
+        `address` host:session:window.pane, and AGENTSTATE_HOST its host ("" for a local)."""
         if not self.config.command:
             return
         try:
@@ -73,7 +75,8 @@ class Notifier:
         except ValueError:
             return
         env = dict(os.environ, AGENTSTATE_PANE=pane, AGENTSTATE_TARGET=address,
-                   AGENTSTATE_AGENT_NAME=agent, AGENTSTATE_STATE=state, AGENTSTATE_LINE=line)
+                   AGENTSTATE_AGENT_NAME=agent, AGENTSTATE_STATE=state, AGENTSTATE_LINE=line,
+                   AGENTSTATE_HOST=host)
         try:
             subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)

@@ -8,9 +8,11 @@ import errno
 import logging
 import os
 import time
+from typing import Callable
 
 from .config import URGENCY, Config, in_own_style
 from ..core.combine import SCREEN_OPTION, screen_option
+from ..core.hostproto import clean_text
 from . import desktop
 from .notify import Notifier, ring, write_tty
 from .pane_rows import PaneRows
@@ -23,7 +25,8 @@ from .watch import PaneWatch, shown_state
 PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since",
                           "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
                           "@agentstate_agent_version", "@agentstate_done",
-                          "@agentstate_error", "@agentstate_context", "@agentstate_screen")
+                          "@agentstate_error", "@agentstate_context", "@agentstate_screen",
+                          "@agentstate_via")
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -32,6 +35,52 @@ DETAIL_MAX = 200
 # the segment with the panes' counts)
 DISK_FAULTS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota full",
                errno.EROFS: "disk read-only"}
+
+
+def remote_key(host: str, pane: str) -> str:
+    """A remote pane's name in the notifier's cooldowns: pane ids repeat across hosts."""
+    return f"{pane}@{host}"
+
+
+def count_remote(rows: list[dict], counts: dict[str, int]) -> tuple[int, int]:
+    """Add the fresh remote rows to `counts` (by shown state); (on how many hosts, this one
+    counted as one, the blocked panes are, 0 when none of them is remote; how many remote rows
+    are stale). A stale row is not counted as its state: its host is silent, so that state is
+    only the last one known (a blocked one may have been answered there); it is counted apart."""
+    stale = 0
+    blocked_on: set = {""} if counts.get("blocked") else set()  # "": this host
+    for r in rows:
+        state = "done" if r.get("state") == "idle" and r.get("done") else r.get("state")
+        if r.get("stale"):
+            stale += 1
+        elif state in counts:
+            counts[state] += 1
+            if state == "blocked":
+                blocked_on.add(r.get("host"))
+    return (len(blocked_on) if blocked_on - {""} else 0), stale
+
+
+def tell_remote(row: dict, clients: list[ClientInfo], notifier: Notifier, batch: Batch) -> None:
+    """A remote pane's notification: its host named; its text (untrusted, from the host)
+    cleaned and quoted as a local pane's is. Every client is told: none shows that pane (a
+    local window attached to the host is a client of the host's tmux, told by its sidecar)."""
+    notify = notifier.config
+    host, state = clean_text(row["host"], 100), row["state"]
+    line = one_line(clean_text(row.get("detail"), 200))[:120]
+    agent = clean_text(row.get("agent"), 40)
+    address = f"{host}:{clean_text(row.get('target'), 200)}"
+    what = "needs you" if state == "blocked" else "finished its turn"
+    title = f"{agent} on {address} {what}"
+    text = tmux_quote(title + (f": {line}" if line else ""))
+    for c in clients:
+        if c.control:
+            continue
+        batch.add("display-message", "-c", c.name, "-d", "5000", text)
+        if notify.bell:
+            ring(c.tty)
+        write_tty(c.tty, desktop.for_client(notify.terminal, c.termname, c.termtype, title, line))
+    notifier.run_command(row["pane"], address, agent, state, line, host=host)
+    log.info("%s on %s: notified (%s)", row["pane"], host, state)
 
 
 def one_line(text: str) -> str:
@@ -54,6 +103,10 @@ class Publisher:
         self._summary: str | None = None
         self._clients: list[ClientInfo] = []
         self._notes: list[tuple[PaneWatch, str, str | None]] = []  # (pane, state, old) to tell
+        # every remote host's rows (the Sidecar sets its Hosts.rows): each a hostproto row +
+        # "host" + "stale"; counted in the summary, told like local panes (remote_changes)
+        self.remote_rows: Callable[[], list[dict]] = lambda: []
+        self._remote_notes: list[dict] = []  # remote rows to tell at the next aggregates
         self.disk_fault: str | None = None  # why the runtime folder cannot be written now
         self._disk_fault_since = 0.0
         self.remote_rows = lambda: []  # remote hosts' rows (Callable[[], list[dict]]: hosts/)
@@ -85,6 +138,8 @@ class Publisher:
             # its turn finished while no client showed it, and none has since (@agentstate
             # stays idle: the window badge and the summary say done)
             "@agentstate_done": ("1" if shown_state(w) == "done" else "0") if st else None,
+            # the agent is on the far side of this client ("ssh", …), inferred from the screen
+            "@agentstate_via": w.via if st and w.via else None,
         }
         for name, value in want.items():
             if w.published.get(name, "<unset>") != value:
@@ -112,6 +167,30 @@ class Publisher:
     def forget(self, pane_id: str) -> None:
         self.notifier.forget(pane_id)
 
+    def remote_changes(self, transitions: list[tuple[dict, str | None]]) -> None:
+        """Remote panes that changed state, (row, old state): told as local panes are (at the
+        next `aggregates`), the cooldown kept per pane and host. A stale row is not: its host
+        is silent, so its state is only the last one known."""
+        now = time.time()
+        for row, old in transitions:
+            try:
+                host, pane, new = row["host"], row["pane"], row["state"]
+            except (KeyError, TypeError):
+                continue
+            if row.get("stale") or not (isinstance(host, str) and isinstance(pane, str)):
+                continue
+            if self.notifier.should_notify(remote_key(host, pane), old, new, now):
+                self._remote_notes.append(row)
+
+    def _remote(self) -> list[dict]:
+        """The remote rows now; none when the links cannot say (the local view goes on)."""
+        try:
+            rows = self.remote_rows()
+        except Exception:  # noqa: BLE001 - another part's fault must not stop the sweep
+            log.exception("remote rows could not be read")
+            return []
+        return [r for r in rows if isinstance(r, dict)]
+
     # -- windows, summary, notifications ---------------------------------------------------------
     def aggregates(self, panes: list[PaneWatch], batch: Batch) -> None:
         self.rows_file.update(panes)
@@ -125,6 +204,7 @@ class Publisher:
             cur = windows.get(w.info.window_id)
             if cur is None or URGENCY[state] > URGENCY[cur]:
                 windows[w.info.window_id] = state
+        blocked_hosts, stale = count_remote(self._remote(), counts)
         self._flush_notes(batch)
         # no refresh-client: tmux redraws every client's status line when an option is set
         for window, state in windows.items():
@@ -133,7 +213,7 @@ class Publisher:
         for window in set(self._windows) - set(windows):
             batch.set_window(window, "@agentstate_window", None)
         self._windows = windows
-        summary = self.config.render_summary(counts)
+        summary = self.config.render_summary(counts, blocked_hosts, stale)
         if self.disk_fault:  # the panes are still published; this says what is not
             mark = in_own_style(self.config.styles["blocked"], f" agentstate: {self.disk_fault} ")
             summary = f"{summary} {mark}" if summary else mark
@@ -143,7 +223,7 @@ class Publisher:
 
     def _flush_notes(self, batch: Batch) -> None:
         """Tell the clients that are not looking at the pane; bell; the user's command."""
-        if self._notes:
+        if self._notes or self._remote_notes:
             try:
                 self._clients = self.tmux.clients()
             except ServerGone:
@@ -169,6 +249,9 @@ class Publisher:
             self.notifier.run_command(w.pane_id, w.info.address, w.manifest.name, state, line)
             log.info("%s: notified (%s)", w.pane_id, state)
         self._notes.clear()
+        for row in self._remote_notes:
+            tell_remote(row, self._clients, self.notifier, batch)
+        self._remote_notes.clear()
 
     def withdraw(self, panes: list[PaneWatch], batch: Batch) -> None:
         """The sidecar stops: every option it set goes."""

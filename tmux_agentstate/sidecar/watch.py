@@ -12,8 +12,9 @@ from ..hooks import context
 from ..core import origin
 from ..core.combine import (PaneState, Report, combine, newest, report_from_claude_session,
                             screen_verdict_since)
+from ..core.infer import Inference, without_tmux_status
 from ..core.manifest import Manifest
-from ..core.screen import CapturedScreen, PaneScreen
+from ..core.screen import CapturedScreen, PaneScreen, ScreenView
 from ..tmux import PaneInfo
 
 if TYPE_CHECKING:
@@ -60,15 +61,73 @@ class PaneWatch:
     # the state an earlier sidecar left on the pane (a restart, an update's hand-over): the
     # first classification's "before", so a prompt already announced is not announced again
     inherited: str | None = None
+    # an SSH-like client in front (core/tunnels.py: "ssh", "mosh", …): the agent on the far
+    # side is inferred from the screen (core/infer.py); `manifest` is the one adopted, or
+    # NO_AGENT, and nothing is published until one is
+    via: str | None = None
+    inference: Inference | None = None
 
     @property
     def pane_id(self) -> str:
         return self.info.pane_id
 
 
+# the manifest of a tunnel pane with no agent adopted: no rule, never classified
+NO_AGENT = Manifest(name="", path="")
+
+
+def inferring(w: PaneWatch) -> bool:
+    """A tunnel pane whose agent is not (yet, or any more) adopted."""
+    return w.via is not None and w.manifest is NO_AGENT
+
+
+def rules_view(w: PaneWatch, view: ScreenView) -> ScreenView:
+    """What the rules read: through a tunnel, a nested tmux's status line taken out."""
+    return without_tmux_status(view) if w.via is not None else view
+
+
+def infer_agent(w: PaneWatch, manifests: dict[str, Manifest], now: float) -> bool:
+    """One look at a tunnel pane's screen (every sweep: time alone adopts or drops); the agent
+    adopted becomes its manifest. True when that changed (adopted, replaced, dropped)."""
+    w.inference.look(manifests.values(), rules_view(w, w.screen.view()), now)
+    adopted = w.inference.adopted
+    manifest = manifests.get(adopted.name, NO_AGENT) if adopted else NO_AGENT
+    if manifest is w.manifest:
+        return False
+    if manifest is NO_AGENT:
+        log.info("%s (%s): no agent seen through %s for %gs: %s dropped", w.pane_id,
+                 w.info.address, w.via, w.inference.drop, w.manifest.name)
+        w.state, w.screen_state, w.screen_changed_at, w.inference.adopted = None, None, 0.0, None
+    else:
+        log.info("%s (%s): %s inferred from the screen through %s", w.pane_id, w.info.address,
+                 manifest.name, w.via)
+    w.manifest, w.screen.dirty = manifest, True
+    return True
+
+
+def new_watch(info: PaneInfo, manifest: Manifest, pgid: int, intake: "Intake",
+              fg: procs.Foreground | None, old: PaneWatch | None, via: str | None) -> PaneWatch:
+    """The watch of a pane whose agent (or tunnel) just came in front; what it had published
+    and been shown carries over from `old` (the same pane's last watch)."""
+    w = PaneWatch(info, manifest, pgid, intake.new_screen(info), intake,
+                  inherited=info.state_option or None)  # what an earlier sidecar left
+    w.fg, w.via = fg, via
+    if via:
+        w.inference = Inference()
+    else:
+        w.version = procs.agent_version(fg)  # once per agent process: its package's metadata
+    read_agent_files(w)
+    if old is not None:
+        w.published, w.state, w.since = old.published, old.state, old.since
+        w.seen_at, w.shown, w.done_at = old.seen_at, old.shown, old.done_at
+    return w
+
+
 def could_be_blocked(w: PaneWatch) -> bool:
     """The cheap pre-check, on what changed since the last look only: could the screen now
     hold a prompt (the manifest's blocked patterns)?"""
+    if inferring(w):
+        return False  # no agent yet: the sweep looks (infer_agent)
     if w.state is not None and w.state.state == "blocked":
         return True  # an answered prompt must leave as fast as it came
     hint = w.manifest.blocked_hint
@@ -80,13 +139,17 @@ def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, Pa
     new) if the state itself changed (not only its detail), else None."""
     w.due = None
     w.last_classified = time.monotonic()
-    match = w.manifest.evaluate(w.screen.take_view())
+    view = w.screen.take_view()
+    if inferring(w):
+        return None  # nothing to classify until an agent is adopted (infer_agent)
+    match = w.manifest.evaluate(rules_view(w, view))
     wall = time.time()
     # first look counts as a change too: a report from before we watched this pane (a
     # restart) must not beat what the screen shows now; a newer report still does
     w.screen_changed_at = screen_verdict_since(w.screen_state, w.screen_changed_at, match.state, wall)
     w.screen_state = match.state
-    report = newest(hook_report(w), w.session)
+    # a local hook or session file says nothing of an agent on the far side of a tunnel
+    report = newest(hook_report(w), w.session) if w.via is None else None
     new = combine(True, match, report, wall, report_lifetime, w.screen_changed_at)
     old, w.state = w.state, new
     if new == old or not (old is None or new is None or new.state != old.state):
@@ -190,6 +253,9 @@ def read_session(w: PaneWatch) -> None:
 
 
 def read_agent_files(w: PaneWatch) -> None:
-    """What the agent's own files say: its session file (a report), its context in use."""
+    """What the agent's own files say: its session file (a report), its context in use.
+    Through a tunnel its files are on the far side: none."""
+    if w.via is not None:
+        return
     read_session(w)
     read_context(w)

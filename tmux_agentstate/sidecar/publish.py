@@ -109,10 +109,6 @@ class Publisher:
         self._remote_notes: list[dict] = []  # remote rows to tell at the next aggregates
         self.disk_fault: str | None = None  # why the runtime folder cannot be written now
         self._disk_fault_since = 0.0
-        self.remote_rows = lambda: []  # remote hosts' rows (Callable[[], list[dict]]: hosts/)
-
-    def remote_changes(self, transitions: list) -> None:
-        """Remote rows whose state changed: (row, state before) each."""
 
     # -- panes ---------------------------------------------------------------------------------
     def pane(self, w: PaneWatch, batch: Batch) -> None:

@@ -36,13 +36,14 @@ class HostLink:
         self.dest, self.ssh, self.remote_command = dest, list(ssh), list(remote_command)
         self.changed = changed                # changed(True): rows or status; False: a beat
         self.edits = 0                        # counts every change (hosts.json keeps its JSON)
+        self._rows_made: tuple[int, list[dict]] = (-1, [])
         self.status, self.why = ("error", refused) if refused else ("connecting", "")
         self.last_update: float | None = None  # unix time the host last said anything
         self.rtt: float | None = None
         self.version: str | None = None
         self.rows = HostRows()
         self.transitions: list[tuple[dict, str | None]] = []
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # snapshot holds it while it makes the rows
         self._stop = threading.Event()
         self._session_now: SshSession | None = None
         self._ids = itertools.count(1)
@@ -70,11 +71,19 @@ class HostLink:
     # -- what the commands see -----------------------------------------------------------------
     def snapshot(self) -> dict:
         with self.lock:
-            stale = self.status != "connected"
-            rows = [{**r, "host": self.dest, "stale": stale} for r in self.rows.rows.values()]
             return {"host": self.dest, "status": self.status, "why": self.why,
                     "last_update": self.last_update, "rtt": self.rtt, "version": self.version,
-                    "rows": rows}
+                    "rows": self.current_rows()}
+
+    def current_rows(self) -> list[dict]:
+        """Its rows, each with its host and whether it is stale: made again only after a
+        change (the sidecar asks at every sweep). Shared: not to be changed by the caller."""
+        with self.lock:
+            if self._rows_made[0] != self.edits:
+                stale = self.status != "connected"
+                self._rows_made = (self.edits, [{**r, "host": self.dest, "stale": stale}
+                                                for r in self.rows.rows.values()])
+            return self._rows_made[1]
 
     def take_transitions(self) -> list[tuple[dict, str | None]]:
         with self.lock:
@@ -216,7 +225,10 @@ class HostLink:
                 changed = self.rows.apply(message)
                 self.last_update = wall
                 if self._snapshots or message.get("full") is not True:
-                    self._note_transitions(before)
+                    # not from the first snapshot a link gets: that is what was so before we
+                    # looked (the host's own sidecar told of it then)
+                    self.transitions += changed_states(self.dest, before, self.rows.rows,
+                                                       TRANSITIONS_MAX - len(self.transitions))
                 if message.get("full") is True:
                     self._snapshots += 1
             self._tell(changed)
@@ -232,14 +244,6 @@ class HostLink:
             self.edits += 1
         self.changed(loud)
 
-    def _note_transitions(self, before: dict[str, str]) -> None:
-        """The rows whose state changed. The first snapshot a link gets is what was so before
-        we looked (the host's own sidecar told of it then): no transition."""
-        for pane, row in self.rows.rows.items():
-            if before.get(pane) != row["state"] and len(self.transitions) < TRANSITIONS_MAX:
-                self.transitions.append(({**row, "host": self.dest, "stale": False},
-                                         before.get(pane)))
-
     def _reply(self, message: dict) -> None:
         rid = message.get("id")
         if not isinstance(rid, int) or isinstance(rid, bool):
@@ -249,10 +253,7 @@ class HostLink:
             return
         slot = self._pending.pop(rid, None)
         if slot is not None:
-            code = message.get("code")
-            code = code if isinstance(code, int) and not isinstance(code, bool) \
-                and -1 <= code <= 255 else 1
-            slot[1] = (code, clean_text(message.get("text"), 300))
+            slot[1] = reply_of(message)
             slot[0].set()
 
     def _ping(self) -> None:
@@ -276,3 +277,18 @@ class HostLink:
 
 class _Refused(Exception):
     """The host said something that ends the link, in one line."""
+
+
+def changed_states(dest: str, before: dict[str, str], rows: dict[str, dict],
+                   room: int) -> list[tuple[dict, str | None]]:
+    """(row, its state before) for the rows whose state changed, at most `room` of them."""
+    out = [({**row, "host": dest, "stale": False}, before.get(pane))
+           for pane, row in rows.items() if before.get(pane) != row["state"]]
+    return out[:max(room, 0)]
+
+
+def reply_of(message: dict) -> tuple[int, str]:
+    """A reply's (code, text): a code that is no exit code is a failure (1)."""
+    code = message.get("code")
+    ok = isinstance(code, int) and not isinstance(code, bool) and -1 <= code <= 255
+    return (code if ok else 1), clean_text(message.get("text"), 300)

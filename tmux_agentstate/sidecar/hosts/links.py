@@ -80,15 +80,11 @@ class Hosts:
                         if problem else "")
 
     def rows(self) -> list[dict]:
-        """Every remote row: a hostproto row + host, stale (its link is not connected now)
-        and age (seconds since its host last said anything; None: never)."""
-        now = time.time()
-        out = []
-        for link in list(self.links.values()):
-            snap = link.snapshot()
-            age = round(now - snap["last_update"], 1) if snap["last_update"] else None
-            out += [{**row, "age": age} for row in snap["rows"]]
-        return out
+        """Every remote row: a hostproto row + host + stale (its link is not connected now).
+        How old a host's rows are is its `last_update` in hosts.json. The rows are shared
+        with the links' own (made again only when a host changes): read them, never change
+        them."""
+        return [row for link in list(self.links.values()) for row in link.current_rows()]
 
     def take_transitions(self) -> list[tuple[dict, str | None]]:
         """(row, its state before) for each remote row whose state changed since the last

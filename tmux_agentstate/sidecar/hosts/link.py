@@ -189,7 +189,7 @@ class HostLink:
                     if not hello:
                         self._hello(line)
                         hello = True
-                        next_ping = heard  # a first round trip at once
+                        next_ping = heard + 1.0  # a first round trip once it settled
                     else:
                         self._message(hostproto.decode(line))
             except (_Refused, TooMuch) as e:
@@ -210,8 +210,8 @@ class HostLink:
             raise ProtocolError(f"a {message['t']} message before its hello")
         version = clean_text(message.get("version"), 40) or None
         no_tmux = not clean_text(message.get("server"), 200)
-        with self.lock:
-            self.version, self.last_update = version, time.time()
+        with self.lock:  # the last session's round trip is no measure of this one
+            self.version, self.last_update, self.rtt = version, time.time(), None
         self._ever_connected, self._attempt = True, 0
         self._set("connected", f"no tmux server runs on {self.dest}" if no_tmux else "")
 

@@ -56,11 +56,20 @@ def cpu_seconds(pid: int) -> float:
 
 
 def children(pid: int) -> list[int]:
+    """Every thread's children (the sidecar starts each host's ssh from that link's thread:
+    /proc/PID/task/PID/children lists the main thread's only)."""
+    out = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(p) for p in f.read().split()]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+    return out
 
 
 class StandIn:
@@ -224,7 +233,7 @@ def main() -> int:
         time.sleep(2)
         lat = []
         for at, alias, pane, state in stand_in.log:
-            got = [t for (h, p, s, _), t in watcher.first.items() if (h, p, s) == (alias, pane)
+            got = [t for (h, p, s, _), t in watcher.first.items() if (h, p) == (alias, pane)
                    and s == state and t >= at - 0.001]
             if got:
                 lat.append(min(got) - at)

@@ -5,6 +5,7 @@
     panes.py     list, popup, next, explain, send, answer, report
     agents.py    hook, launch
     record.py    record
+    hosts.py     hosts (remote hosts' links)
     doctor.py    doctor
     manifests.py manifests list, manifests update
     stream.py    stream (what a sidecar on another machine reads over ssh)
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import argparse
 
-from . import agents, classify, doctor, manifests, panes, record, sidecar, stream, tmux_init
+from . import (agents, classify, doctor, hosts, manifests, panes, record, sidecar, stream,
+               tmux_init)
 from .common import EXIT_FAIL, CliError, add_top_server, err, merge_server, need_server, prune_ended_servers
 
 
@@ -51,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     add_top_server(p)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (classify, sidecar, agents, panes, record, doctor, manifests, tmux_init, stream):
+    for group in (classify, sidecar, agents, panes, hosts, record, doctor, manifests, tmux_init,
+                  stream):
         group.add(sub)
     return p
 

@@ -216,10 +216,34 @@ def check_sidecar(tmux: Tmux) -> list[Finding]:
                                       "kept up to date",
                            f"tmux-agentstate start -S {tmux.socket()} (see its log: "
                            f"{runtime.log_path})"))
-    out += check_watcher_down(runtime, pid)
+    out += check_watcher_down(runtime, pid) + check_hosts(runtime, pid)
     last_error = _last_error(runtime.log_path)
     if last_error:
         out.append(Finding("note", f"the sidecar log's last error: {last_error}"))
+    return out
+
+
+def check_hosts(runtime: Runtime, pid: int | None) -> list[Finding]:
+    """A line per remote host whose link is not connected, with its why and fix (the why is
+    the fix: each says what to do)."""
+    from ..sidecar.hosts import files
+    hosts = files.read_hosts(runtime.dir) if pid else []
+    bad = [h for h in hosts if h.get("status") != "connected"]
+    out = []
+    for h in bad:
+        why = h.get("why") if isinstance(h.get("why"), str) else ""
+        text = f"remote host {h['host']}: {h.get('status', '?')}" + (f": {why}" if why else "")
+        if h.get("status") == "connecting":
+            out.append(Finding("note", text))
+        elif h.get("status") == "stale":
+            out.append(Finding("problem", text, f"its rows are old until it answers again; "
+                                                f"check it with ssh {h['host']} true (the link "
+                                                "reconnects by itself)"))
+        else:
+            out.append(Finding("problem", text, "as it says; the link tries again by itself "
+                                                "(tmux-agentstate hosts shows it)"))
+    if hosts and not bad:
+        out.append(Finding("ok", f"remote hosts: {len(hosts)} connected"))
     return out
 
 

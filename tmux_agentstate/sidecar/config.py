@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from .desktop import KINDS as NOTIFY_TERMINALS
+from .hosts.why import destination_problem
 from .notify import NotifyConfig
 from .options import OptionReader, unknown_options
 
@@ -57,6 +58,20 @@ KNOWN_OPTIONS = frozenset({
 })
 
 
+# the options remote hosts are configured from (read at start and whenever one changes)
+REMOTE_OPTIONS = ("@agentstate-hosts", "@agentstate-ssh", "@agentstate-remote-command")
+
+
+def read_remote(read: OptionReader, defaults: "Config") -> tuple[list, list, list]:
+    """@agentstate-hosts (destinations, as ssh takes them), @agentstate-ssh and
+    @agentstate-remote-command (command lines), each split like a shell."""
+    hosts = read.words("@agentstate-hosts", [], destination_problem,
+                       "space-separated ssh destinations")
+    ssh = read.words("@agentstate-ssh", defaults.ssh)
+    remote = read.words("@agentstate-remote-command", defaults.remote_command)
+    return hosts, ssh, remote
+
+
 def segment_text(text: str) -> str:
     """`text` as our status segment can show it whole: cut to SEGMENT_TEXT_MAX columns."""
     return text if len(text) <= SEGMENT_TEXT_MAX else text[:SEGMENT_TEXT_MAX - 1] + "…"
@@ -88,6 +103,9 @@ class Config:
     manifest_check: float = 0.0    # seconds between manifest update checks; 0: never (default:
                                    # no network unless the user asks)
     manifest_url: str = ""         # where they come from ("": this project's manifests/)
+    hosts: list = field(default_factory=list)     # remote hosts: ssh destinations (hosts/)
+    ssh: list = field(default_factory=lambda: ["ssh"])                   # the ssh command line
+    remote_command: list = field(default_factory=lambda: ["tmux-agentstate"])  # ours, there
     problems: list = field(default_factory=list)  # OptionProblem: what was set but not used
 
     @classmethod
@@ -114,8 +132,13 @@ class Config:
         n.terminal = read.choice("@agentstate-notify-terminal", n.terminal, NOTIFY_TERMINALS)
         c.manifest_check = read.period("@agentstate-manifest-check", CHECK_PERIODS, "hours", "off")
         c.manifest_url = options.get("@agentstate-manifest-url", "")
+        c.hosts, c.ssh, c.remote_command = read_remote(read, c)
         c.problems = read.problems + unknown_options(options, KNOWN_OPTIONS)
         return c
+
+    def remote(self) -> tuple[list[str], list[str], list[str]]:
+        """What `Hosts.configure` takes: the hosts, the ssh command, our command there."""
+        return list(self.hosts), list(self.ssh), list(self.remote_command)
 
     def badge_format(self) -> str:
         """The window badge: a tmux format over the window option `@agentstate_window`, which

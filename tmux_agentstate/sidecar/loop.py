@@ -20,6 +20,7 @@ from ..core.catalog import Catalog
 from ..core.manifest import Manifest, take_faults
 from ..tmux import Batch, PaneInfo, ServerGone, Tmux, TmuxError
 from .config import Config
+from .hosts.follow import RemoteHosts
 from .identity import Identities
 from . import install
 from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
@@ -45,6 +46,20 @@ def make_intakes(tmux: Tmux, config: Config, panes: dict,
     return kind(tmux, config, panes, runtime.dir), CaptureIntake(tmux, config, panes, chosen=False)
 
 
+def start_beside(s: "Sidecar") -> None:
+    """What runs beside the loop, started with it: the signals' handlers, the manifest watch,
+    update checks, the control client and the links to remote hosts (before any command, so
+    the control client's first connect subscribes to their options)."""
+    signal.signal(signal.SIGTERM, s.stop)
+    signal.signal(signal.SIGINT, s.stop)
+    signal.signal(signal.SIGHUP, lambda *_: s.manifests.reload_soon())
+    signal.signal(signal.SIGUSR1, lambda *_: s._recent_asked.set())  # `report`
+    s.manifests.start()
+    s.update_check.start()
+    s.tmux.use_control()
+    s.remote.start()
+
+
 class Sidecar:
     def __init__(self, tmux: Tmux, runtime: Runtime, catalog: Catalog | None = None,
                  config: Config | None = None):
@@ -60,6 +75,7 @@ class Sidecar:
         self.manifests = ManifestWatch(self.catalog, held=lambda: self.install.changing)
         self.update_check = UpdateCheck(self.config.manifest_check, self.config.manifest_url)
         self.identities = Identities(self.catalog)
+        self.remote = RemoteHosts(tmux, runtime.dir, self.config, self.publish)  # hosts/
         self._stop = threading.Event()
         self._recent_asked = threading.Event()
         self._next_full = 0.0
@@ -72,13 +88,7 @@ class Sidecar:
         self._stop.set()
 
     def run(self) -> None:
-        signal.signal(signal.SIGTERM, self.stop)
-        signal.signal(signal.SIGINT, self.stop)
-        signal.signal(signal.SIGHUP, lambda *_: self.manifests.reload_soon())
-        signal.signal(signal.SIGUSR1, lambda *_: self._recent_asked.set())  # `report`
-        self.manifests.start()
-        self.update_check.start()
-        self.tmux.use_control()
+        start_beside(self)
         server_gone = False
         handover: str | None = None  # a new install's interpreter: hand over to it
         try:
@@ -117,6 +127,7 @@ class Sidecar:
             self.runtime.remove()  # its FIFOs, lock, log and status have no server to serve
 
     def shutdown(self, withdraw: bool = True) -> None:
+        self.remote.stop()  # every host's ssh killed
         self.manifests.stop()
         self.update_check.stop()
         batch = Batch()
@@ -255,6 +266,7 @@ class Sidecar:
                     w.screen.dirty and w.intake.worth_classifying(w, now)):
                 self._classify(w)
             self.publish.pane(w, batch)
+        self.remote.settle()  # the options followed; remote state changes told
         self.publish.aggregates(panes, batch)
         self.publish.apply(batch)
         if self.install.status_due(time.monotonic()) or self.sweeps % 5 == 1:

@@ -151,6 +151,23 @@ class OptionReader:
             return ""
         return value
 
+    def words(self, name: str, default: list[str], check=None, takes: str = "") -> list[str]:
+        """A value split like a shell (quotes kept together); `default` when unset or empty.
+        `check(word)`: why a word cannot be used ("": it can); such a word is named and left
+        out."""
+        value = self.options.get(name, "")
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            self._bad(name, "words split like a shell, with balanced quotes", " ".join(default))
+            return list(default)
+        for word in list(words):
+            why = check(word) if check else ""
+            if why:
+                self._bad(name, f"{takes} ({why})", f"the others, without {word[:40]!r}")
+                words.remove(word)
+        return words or list(default)
+
     def style(self, name: str, default: str) -> str:
         value = self.options.get(name, default)
         why = style_problem(value)

@@ -77,6 +77,11 @@ class ControlClient:
         self._buf, self._pos = b"", 0   # what tmux sent; read up to _pos
         self.session: str | None = None
         self.focus_changed = False
+        # format subscriptions (tmux 3.2+, `refresh-client -B`): name → format, asked again at
+        # each connect; what tmux last said of each (`%subscription-changed`), until taken
+        self.subscriptions: dict[str, str] = {}
+        self.subscribed: dict[str, str] = {}
+        self.subscriptions_due = False  # not yet asked of this connection
 
     def connect(self, session: str) -> None:
         self.close()
@@ -87,6 +92,7 @@ class ControlClient:
             bufsize=0, start_new_session=True,
             preexec_fn=_die_with_parent if _PRCTL is not None else None)
         self._buf, self._pos = b"", 0
+        self.subscriptions_due = bool(self.subscriptions)
 
     @property
     def connected(self) -> bool:
@@ -127,9 +133,8 @@ class ControlClient:
                 answers.append((ok, body.decode("utf-8", "replace")))
                 if not ok:
                     break
-            elif head.startswith(self.FOCUS):
-                self.focus_changed = True
-            # anything else is a notification or not ours: skipped
+            else:
+                self._notification(head)  # anything else is a notification or not ours
         return answers
 
     def poll(self) -> None:
@@ -152,8 +157,24 @@ class ControlClient:
             if head.startswith(b"%exit"):
                 self.close()
                 return
-            if head.startswith(self.FOCUS):
-                self.focus_changed = True
+            self._notification(head)
+
+    def _notification(self, head: bytes) -> None:
+        if head.startswith(self.FOCUS):
+            self.focus_changed = True
+        elif head.startswith(b"%subscription-changed "):
+            # %subscription-changed NAME $S @W I %P ... : VALUE (for a session-wide format,
+            # "- - -" for the window and pane parts); the value is the rest of the line
+            name = head.split(b" ", 2)[1].decode("utf-8", "replace")
+            _, sep, value = head.partition(b" : ")
+            if name in self.subscriptions and sep:
+                self.subscribed[name] = value.decode("utf-8", "replace")
+
+    def subscribe_commands(self) -> list[list[str]]:
+        """The commands that ask tmux for every subscription (after each connect: tmux
+        forgets them with the client)."""
+        return [["refresh-client", "-B", f"{name}::{fmt}"]
+                for name, fmt in self.subscriptions.items()]
 
     def _block(self, guard: bytes, deadline: float) -> tuple[bool, bytes]:
         """A command's output, up to the `%end`/`%error` line that repeats its `%begin`'s time

@@ -69,6 +69,7 @@ class Tmux(Reading):
         self.socket_name, self.socket_path = socket_name, socket_path
         self.control: ControlClient | None = None
         self._control_ok, self._control_retry_at = False, 0.0
+        self._subscriptions_refused = False  # tmux said no to refresh-client -B (before 3.2)
         self.commands_sent = 0  # each one is a line in the user's show-messages log
 
     def use_control(self) -> None:
@@ -137,6 +138,8 @@ class Tmux(Reading):
             c.connect(sessions[0])
         self.commands_sent += len(commands)
         try:
+            if c.subscriptions and c.subscriptions_due:
+                self._subscribe(c)
             answers = c.run([list(cmd) for cmd in commands])
         except ValueError:
             return None
@@ -179,6 +182,49 @@ class Tmux(Reading):
             return False
         changed, c.focus_changed = c.focus_changed, False
         return changed
+
+    def subscribe(self, name: str, fmt: str) -> bool:
+        """Have tmux tell the control client whenever `fmt` (in its session's context, so a
+        user option reads the global value) expands to something new, at once and then within
+        a second of each change: no command per sweep. False without a control client."""
+        c = self.control
+        if c is None:
+            return False
+        c.subscriptions[name] = fmt
+        c.subscriptions_due = True
+        if c.connected:
+            try:
+                self._subscribe(c)
+            except (ConnectionError, ValueError):
+                c.close()  # the next command connects again, and subscribes again
+        return True
+
+    def _subscribe(self, c: ControlClient) -> None:
+        """Every subscription, once per connect (tmux forgets them with the client). Right
+        after a connect, tmux may not have attached the client yet ("no current client"):
+        then again with the next command. Refused otherwise (tmux older than 3.2): never
+        again, and `subscribed` says None."""
+        self.commands_sent += len(c.subscriptions)
+        answers = c.run(c.subscribe_commands())
+        if len(answers) == len(c.subscriptions) and all(ok for ok, _ in answers):
+            c.subscriptions_due = False
+        elif not any("no current client" in out for _, out in answers):
+            c.subscriptions_due, self._subscriptions_refused = False, True
+
+    def subscribed(self) -> dict[str, str] | None:
+        """What the subscriptions said since the last call (name → value), then forgotten:
+        read from the notifications already sent, never a command. None: this tmux has no
+        subscriptions (or no control client)."""
+        c = self.control
+        if c is None or self._subscriptions_refused:
+            return None
+        if c.connected:
+            try:
+                c.poll()
+            except OSError:
+                pass
+        said, c.subscribed = c.subscribed, {}
+        return said
 
     def server_pid(self) -> int:
         out = self.run(["display-message", "-p", "#{pid}"])

@@ -27,11 +27,22 @@ FILE_MAX = 8 << 20  # 10 hosts x 500 rows fit many times over
 STATUSES = ("connecting", "connected", "stale", "error")
 
 
+def host_json(host: dict) -> str:
+    """One HOST as it goes into hosts.json (for `write_hosts_json`: a writer may keep it while
+    that host does not change)."""
+    return json.dumps(host, ensure_ascii=True, separators=(",", ":"))
+
+
 def write_hosts(folder: Path, hosts: list[dict]) -> bool:
     """Replace hosts.json whole (a reader never sees half of it); False when it could not be
     written (a full disk: the last good one stays)."""
-    data = json.dumps({"v": 1, "written": time.time(), "hosts": hosts},
-                      ensure_ascii=True, separators=(",", ":"))
+    return write_hosts_json(folder, [host_json(h) for h in hosts])
+
+
+def write_hosts_json(folder: Path, hosts: list[str]) -> bool:
+    """`write_hosts` of hosts already made JSON (`host_json`)."""
+    data = (f'{{"v":1,"written":{json.dumps(time.time())},"hosts":[' + ",".join(hosts)
+            + "]}")
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".hosts-", suffix=".tmp")
     except OSError:

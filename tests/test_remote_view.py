@@ -224,3 +224,19 @@ def test_answer_without_a_sidecar_says_so_in_one_line(tmux_server):
     files.write_hosts(folder_of(srv), [host("h1", [remote_row("%3", "blocked", "dev:1.0", NOW)])])
     out = cli(srv, "answer", "--host", "h1", "%3", "yes")
     assert out.returncode != 0 and "no sidecar serves remote hosts" in out.stderr, out
+
+
+def test_rows_a_sidecar_left_behind_are_stale(tmux_server):
+    """A sidecar killed (SIGKILL: no clean stop) leaves hosts.json saying connected; once it is
+    older than a connected host's beats allow, its rows read stale everywhere."""
+    srv = tmux_server
+    folder = folder_of(srv)
+    files.write_hosts(folder, [host("h1", [remote_row("%3", "blocked", "dev:1.0", NOW - 10)])])
+    fresh = json.loads(cli(srv, "list", "--json").stdout.splitlines()[0])
+    assert (fresh["host"], fresh["stale"]) == ("h1", False)
+    data = json.loads((folder / files.HOSTS_FILE).read_text())
+    data["written"] -= files.WRITTEN_STALE + 1
+    (folder / files.HOSTS_FILE).write_text(json.dumps(data))
+    left = json.loads(cli(srv, "list", "--json").stdout.splitlines()[0])
+    assert (left["host"], left["state"], left["stale"]) == ("h1", "blocked", True)
+    assert "no word from the sidecar" in files.read_hosts(folder)[0]["why"]

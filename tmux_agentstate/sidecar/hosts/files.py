@@ -25,6 +25,10 @@ HOSTS_FILE = "hosts.json"
 HOSTS_SOCKET = "hosts.sock"
 FILE_MAX = 8 << 20  # 10 hosts x 500 rows fit many times over
 STATUSES = ("connecting", "connected", "stale", "error")
+# a connected host's beats make the sidecar rewrite hosts.json at least every HEARTBEAT (5 s):
+# a file older than this was left by a sidecar that no longer runs (killed, say), and what it
+# says is connected is stale
+WRITTEN_STALE = 20.0
 
 
 def host_json(host: dict) -> str:
@@ -60,12 +64,23 @@ def write_hosts_json(folder: Path, hosts: list[str]) -> bool:
         return False
 
 
-def read_hosts(folder: Path) -> list[dict]:
-    """Every host as the sidecar last wrote it ([] when it wrote none: no hosts, no sidecar)."""
+def read_hosts(folder: Path, now: float | None = None) -> list[dict]:
+    """Every host as the sidecar last wrote it ([] when it wrote none: no hosts, no sidecar);
+    a host it said was connected is stale when the file is older than WRITTEN_STALE."""
     data = read_json(Path(folder) / HOSTS_FILE, FILE_MAX)
     hosts = data.get("hosts") if isinstance(data, dict) else None
-    return [h for h in hosts if isinstance(h, dict) and isinstance(h.get("host"), str)] \
-        if isinstance(hosts, list) else []
+    if not isinstance(hosts, list):
+        return []
+    hosts = [h for h in hosts if isinstance(h, dict) and isinstance(h.get("host"), str)]
+    written = data.get("written")
+    age = ((now or time.time()) - written if isinstance(written, (int, float))
+           and not isinstance(written, bool) else None)
+    if age is None or age > WRITTEN_STALE:
+        why = (f"no word from the sidecar for {age:.0f} s (is it running? tmux-agentstate doctor)"
+               if age is not None else "the sidecar's hosts.json has no time")
+        hosts = [{**h, "status": "stale", "why": why} if h.get("status") == "connected" else h
+                 for h in hosts]
+    return hosts
 
 
 def remote_rows(hosts: list[dict]) -> list[dict]:

@@ -162,11 +162,15 @@ def run_by_launched_agent(environ) -> bool:
         # our JS plugin checked its host in-process; the host quit before this report ran
         # (opencode's `dispose`), so there is nothing above us to look at any more
         return True
+    if _stat(os.getpid()) is None:
+        return True  # no /proc: cannot tell
     pid = parent
     for _ in range(8):
         st = _stat(pid)
         if st is None:
-            return True  # no /proc: cannot tell
+            # it exited while we looked (a nested agent that does not wait for its hook):
+            # the launched agent waits for its own hooks, so a chain that breaks is not its
+            return False
         name, ppid, pgrp = st
         if name not in SHELLS:
             break

@@ -172,9 +172,13 @@ class Runtime:
         """No sidecar runs (`stop`): nothing of the panes stays behind it, since the folder may
         outlive its server until a later command prunes it. The status file (pane addresses,
         what the sidecar made of each) and any pane's last bytes (`report`) go; the log holds no
-        pane text (the sidecar logs rule ids, not prompt lines)."""
+        pane text (the sidecar logs rule ids, not prompt lines). Nor do the rows `stream`
+        sends to other machines (pane_rows.py: panes.json) and those other hosts sent here
+        (hosts/files.py: hosts.json), nor a half-written one of either."""
         for path in [self.status_path, self.status_path.with_suffix(".tmp"),
-                     *self.dir.glob("recent-*")]:
+                     *self.dir.glob("recent-*"), *self.dir.glob("panes.json"),
+                     *self.dir.glob(".panes-*"), *self.dir.glob("hosts.json"),
+                     *self.dir.glob(".hosts-*")]:
             try:
                 path.unlink()
             except OSError:  # gone already; anything else is the prune's to take

@@ -52,7 +52,9 @@ def _keygen(path: Path) -> str:
 
 
 class Sshd:
-    def __init__(self, folder: Path, accept_env: tuple[str, ...] = ("TMUX_TMPDIR", "AGENTSTATE_*")):
+    def __init__(self, folder: Path,
+                 accept_env: tuple[str, ...] = ("TMUX_TMPDIR", "AGENTSTATE_*",
+                                                "PYENV_REHASH_TIMEOUT")):
         need_sshd()
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -104,7 +106,10 @@ class Sshd:
                  f"  IdentityFile {self.user_key}", "  IdentitiesOnly yes",
                  f"  UserKnownHostsFile {known_file}", "  GlobalKnownHostsFile /dev/null",
                  "  StrictHostKeyChecking yes", "  BatchMode yes", "  LogLevel ERROR"]
-        sets = dict(env or {})
+        # a login runs the test machine's own rc files: on this one, root's .bashrc runs
+        # pyenv's rehash, which waits 60 s on a lock that a login killed by a test (a frozen or
+        # killed host) left behind; sshd keeps HOME its own, so the wait is cut instead
+        sets = {"PYENV_REHASH_TIMEOUT": "1", **(env or {})}
         if tmpdir is not None:
             sets["TMUX_TMPDIR"] = str(tmpdir)
         if sets:

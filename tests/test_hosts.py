@@ -298,3 +298,20 @@ def test_the_three_options_are_read_split_like_a_shell_and_checked():
     # the host's shell gets each word quoted (nothing of it runs as shell), ~/ still expands
     argv = ssh_argv(["ssh"], "dev1", ["~/.venv/bin/tmux-agentstate", "$(touch x)"])
     assert argv[-3:] == ["dev1", "--", "~/.venv/bin/tmux-agentstate '$(touch x)' stream"]
+
+
+def test_a_hosts_json_part_is_its_snapshot_with_rows_kept_until_they_change():
+    """hosts.json is made from each row's kept JSON (the writer's cost): it must say exactly
+    what the snapshot says, after a change too, and with text that needs escaping."""
+    from tmux_agentstate.sidecar.hosts.link import HostLink
+    link = HostLink("h1", ["ssh"], ["tmux-agentstate"], lambda loud: None)
+    link.rows.apply({"full": True, "rows": [
+        {"pane": "%1", "state": "idle", "agent": "claude", "detail": 'say "hi" \\ é'},
+        {"pane": "%2", "state": "blocked", "agent": "codex", "since": 5}]})
+    link.edits += 1
+    assert json.loads(link.json()) == json.loads(files.host_json(link.snapshot()))
+    link.rows.apply({"rows": [{"pane": "%2", "state": "idle", "agent": "codex"}], "gone": ["%1"]})
+    link.status, link.edits = "stale", link.edits + 1
+    part = json.loads(link.json())
+    assert part == json.loads(files.host_json(link.snapshot()))
+    assert [(r["pane"], r["state"], r["stale"]) for r in part["rows"]] == [("%2", "idle", True)]

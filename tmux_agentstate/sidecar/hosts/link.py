@@ -7,6 +7,7 @@ deadline (the next ping, the silence limit); the sidecar's loop only reads what 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import threading
 import time
@@ -37,6 +38,7 @@ class HostLink:
         self.changed = changed                # changed(True): rows or status; False: a beat
         self.edits = 0                        # counts every change (hosts.json keeps its JSON)
         self._rows_made: tuple[int, list[dict]] = (-1, [])
+        self._row_json: dict[str, tuple[dict, str]] = {}  # pane → (row, its JSON but the "}")
         self.status, self.why = ("error", refused) if refused else ("connecting", "")
         self.last_update: float | None = None  # unix time the host last said anything
         self.rtt: float | None = None
@@ -74,6 +76,26 @@ class HostLink:
             return {"host": self.dest, "status": self.status, "why": self.why,
                     "last_update": self.last_update, "rtt": self.rtt, "version": self.version,
                     "rows": self.current_rows()}
+
+    def json(self) -> str:
+        """Its part of hosts.json (files.py): `snapshot()` as JSON, each row's JSON kept while
+        that row does not change (a host's message changes one or two of its rows; the file
+        is written up to 1 / WRITE_GAP times a second with every host's rows)."""
+        with self.lock:
+            head = {"host": self.dest, "status": self.status, "why": self.why,
+                    "last_update": self.last_update, "rtt": self.rtt, "version": self.version}
+            rows = list(self.rows.rows.values())
+            stale = self.status != "connected"
+        tail = f',"host":{json.dumps(self.dest)},"stale":{"true" if stale else "false"}}}'
+        kept, made = self._row_json, {}
+        for r in rows:  # a row object is replaced, never changed, when its pane changes
+            row_json = kept.get(r["pane"])
+            if row_json is None or row_json[0] is not r:
+                row_json = (r, json.dumps(r, ensure_ascii=True, separators=(",", ":"))[:-1])
+            made[r["pane"]] = row_json
+        self._row_json = made
+        return (json.dumps(head, ensure_ascii=True, separators=(",", ":"))[:-1] + ',"rows":['
+                + ",".join(j + tail for _, j in made.values()) + "]}")
 
     def current_rows(self) -> list[dict]:
         """Its rows, each with its host and whether it is stale: made again only after a

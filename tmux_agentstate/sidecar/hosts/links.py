@@ -19,9 +19,10 @@ from .why import destination_problem
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
-# hosts.json at most 4 times a second, whatever the hosts do: a change waits at most this
-# long more; each write is the whole file (10 hosts x 50 panes: 130 KB, about 1 ms of CPU)
-WRITE_GAP = 0.25
+# hosts.json at most twice a second, whatever the hosts do: a change waits at most this
+# long more; each write is the whole file (10 hosts x 50 panes: 140 KB, about 0.5 ms of CPU;
+# scripts/bench_hosts.py: at 0.25 s this writer was half of what 10 hosts cost the sidecar)
+WRITE_GAP = 0.5
 QUIET_WRITE = hostproto.HEARTBEAT  # a beat, a round trip alone: written at most this often
 
 
@@ -149,7 +150,7 @@ class Hosts:
             kept = self._json.get(link.dest)
             if kept is None or kept[0] is not link or kept[1] != link.edits:
                 edits = link.edits  # before the snapshot: a change during it is made again
-                kept = self._json[link.dest] = (link, edits, files.host_json(link.snapshot()))
+                kept = self._json[link.dest] = (link, edits, link.json())
             made.append(kept[2])
         for dest in set(self._json) - set(self.links):
             del self._json[dest]

@@ -355,3 +355,20 @@ def test_codex_daemon_runs_a_second_panes_hooks_with_the_first_panes_env_and_it_
     finally:
         tmux_server.kill()
         home.close()
+
+
+def test_an_ancestor_that_exits_while_the_hook_looks_is_not_the_launched_agent(monkeypatch):
+    """The walk up from a hook reads /proc one process at a time: a nested agent that does
+    not wait for its hook exits mid-walk. That is no proof of the launched agent (it waits for
+    its own hooks); only a machine with no /proc at all leaves the token alone to decide."""
+    from tmux_agentstate.core.origin import LAUNCH_PID_ENV
+    from tmux_agentstate.hooks import report
+    launched, parent, gone = 4242, os.getppid(), 4243
+    table = {os.getpid(): ("python3", parent, 1), parent: ("sh", gone, 1),
+             launched: ("claude", 1, launched)}  # `gone`: exited before it was read
+    monkeypatch.setattr(report, "_stat", table.get)
+    assert report.run_by_launched_agent({LAUNCH_PID_ENV: str(launched)}) is False
+    table[gone] = ("claude", launched, launched)  # still there: a child of the launched one
+    assert report.run_by_launched_agent({LAUNCH_PID_ENV: str(launched)}) is True
+    monkeypatch.setattr(report, "_stat", lambda pid: None)  # no /proc at all
+    assert report.run_by_launched_agent({LAUNCH_PID_ENV: str(launched)}) is True

@@ -309,9 +309,9 @@ def test_a_hosts_json_part_is_its_snapshot_with_rows_kept_until_they_change():
         {"pane": "%1", "state": "idle", "agent": "claude", "detail": 'say "hi" \\ é'},
         {"pane": "%2", "state": "blocked", "agent": "codex", "since": 5}]})
     link.edits += 1
-    assert json.loads(link.json()) == json.loads(files.host_json(link.snapshot()))
+    assert json.loads(link.part.make(link)) == json.loads(files.host_json(link.snapshot()))
     link.rows.apply({"rows": [{"pane": "%2", "state": "idle", "agent": "codex"}], "gone": ["%1"]})
     link.status, link.edits = "stale", link.edits + 1
-    part = json.loads(link.json())
+    part = json.loads(link.part.make(link))
     assert part == json.loads(files.host_json(link.snapshot()))
     assert [(r["pane"], r["state"], r["stale"]) for r in part["rows"]] == [("%2", "idle", True)]

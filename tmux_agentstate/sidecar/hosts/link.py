@@ -27,6 +27,32 @@ PENDING_MAX = 32                       # requests (and pings) in flight per host
 TRANSITIONS_MAX = 2000                 # state changes kept until the sidecar takes them
 
 
+class HostJson:
+    """A host's part of hosts.json, each row's JSON kept while that row does not change (a
+    host's message changes one or two of its rows; the file is written up to twice a second
+    with every host's rows: bench_hosts.py)."""
+
+    def __init__(self):
+        self._rows: dict[str, tuple[dict, str]] = {}  # pane → (row, its JSON but the "}")
+
+    def make(self, link: "HostLink") -> str:
+        with link.lock:
+            head = {"host": link.dest, "status": link.status, "why": link.why,
+                    "last_update": link.last_update, "rtt": link.rtt, "version": link.version}
+            rows = list(link.rows.rows.values())
+            stale = link.status != "connected"
+        tail = f',"host":{json.dumps(link.dest)},"stale":{"true" if stale else "false"}}}'
+        made = {}
+        for r in rows:  # a row object is replaced, never changed, when its pane changes
+            kept = self._rows.get(r["pane"])
+            if kept is None or kept[0] is not r:
+                kept = (r, json.dumps(r, ensure_ascii=True, separators=(",", ":"))[:-1])
+            made[r["pane"]] = kept
+        self._rows = made
+        return (json.dumps(head, ensure_ascii=True, separators=(",", ":"))[:-1] + ',"rows":['
+                + ",".join(j + tail for _, j in made.values()) + "]}")
+
+
 class HostLink:
     """One destination's link. `status`: connecting (no answer yet), connected, stale (it
     answered before, and is silent or unreachable now: its rows are old), error (it cannot
@@ -38,7 +64,7 @@ class HostLink:
         self.changed = changed                # changed(True): rows or status; False: a beat
         self.edits = 0                        # counts every change (hosts.json keeps its JSON)
         self._rows_made: tuple[int, list[dict]] = (-1, [])
-        self._row_json: dict[str, tuple[dict, str]] = {}  # pane → (row, its JSON but the "}")
+        self.part = HostJson()  # its part of hosts.json: part.make(link)
         self.status, self.why = ("error", refused) if refused else ("connecting", "")
         self.last_update: float | None = None  # unix time the host last said anything
         self.rtt: float | None = None
@@ -76,26 +102,6 @@ class HostLink:
             return {"host": self.dest, "status": self.status, "why": self.why,
                     "last_update": self.last_update, "rtt": self.rtt, "version": self.version,
                     "rows": self.current_rows()}
-
-    def json(self) -> str:
-        """Its part of hosts.json (files.py): `snapshot()` as JSON, each row's JSON kept while
-        that row does not change (a host's message changes one or two of its rows; the file
-        is written up to 1 / WRITE_GAP times a second with every host's rows)."""
-        with self.lock:
-            head = {"host": self.dest, "status": self.status, "why": self.why,
-                    "last_update": self.last_update, "rtt": self.rtt, "version": self.version}
-            rows = list(self.rows.rows.values())
-            stale = self.status != "connected"
-        tail = f',"host":{json.dumps(self.dest)},"stale":{"true" if stale else "false"}}}'
-        kept, made = self._row_json, {}
-        for r in rows:  # a row object is replaced, never changed, when its pane changes
-            row_json = kept.get(r["pane"])
-            if row_json is None or row_json[0] is not r:
-                row_json = (r, json.dumps(r, ensure_ascii=True, separators=(",", ":"))[:-1])
-            made[r["pane"]] = row_json
-        self._row_json = made
-        return (json.dumps(head, ensure_ascii=True, separators=(",", ":"))[:-1] + ',"rows":['
-                + ",".join(j + tail for _, j in made.values()) + "]}")
 
     def current_rows(self) -> list[dict]:
         """Its rows, each with its host and whether it is stale: made again only after a

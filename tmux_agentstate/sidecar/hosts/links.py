@@ -150,7 +150,7 @@ class Hosts:
             kept = self._json.get(link.dest)
             if kept is None or kept[0] is not link or kept[1] != link.edits:
                 edits = link.edits  # before the snapshot: a change during it is made again
-                kept = self._json[link.dest] = (link, edits, link.json())
+                kept = self._json[link.dest] = (link, edits, link.part.make(link))
             made.append(kept[2])
         for dest in set(self._json) - set(self.links):
             del self._json[dest]

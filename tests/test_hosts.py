@@ -315,3 +315,29 @@ def test_a_hosts_json_part_is_its_snapshot_with_rows_kept_until_they_change():
     part = json.loads(link.part.make(link))
     assert part == json.loads(files.host_json(link.snapshot()))
     assert [(r["pane"], r["state"], r["stale"]) for r in part["rows"]] == [("%2", "idle", True)]
+
+
+def test_a_host_says_what_it_cannot_show_no_tmux_then_its_sidecar_stopped(
+        tmux_server, sidecar, sshd, tmp_path):
+    """Connected but with nothing to show: `hosts` says why, in the host's own words (its
+    stream's notes), and follows them as the host changes."""
+    empty = tmp_path / "r9"
+    empty.mkdir(mode=0o700)
+    sshd.host("h9", tmpdir=empty)
+    link_options(tmux_server, sshd, "h9")
+    sc = sidecar().start()
+    said = lambda: (host_of(sc, "h9") or {}).get("why", "")  # noqa: E731
+    wait_for(lambda: "no tmux server runs on this host" in said(), timeout=SLOW,
+             message="no tmux on the host, said")
+    assert host_of(sc, "h9")["status"] == "connected"
+    assert "no tmux server runs on this host" in cli(sc, "hosts").stdout
+    host = RemoteTmux(empty)  # a tmux server starts there; its sidecar is stopped on purpose
+    try:
+        assert host.agentstate("start").returncode == 0
+        assert host.agentstate("stop").returncode == 0
+        wait_for(lambda: "sidecar was stopped" in said(), timeout=SLOW,
+                 message="the host's stopped sidecar, said")
+        assert host.agentstate("start").returncode == 0
+        wait_for(lambda: said() == "", timeout=SLOW, message="nothing to say once it runs")
+    finally:
+        host.kill()

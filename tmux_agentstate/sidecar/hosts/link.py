@@ -27,6 +27,13 @@ PENDING_MAX = 32                       # requests (and pings) in flight per host
 TRANSITIONS_MAX = 2000                 # state changes kept until the sidecar takes them
 
 
+def note_why(dest: str, message: dict) -> str:
+    """A connected host's own word on what it cannot show (a beat's or rows' note: no tmux
+    server runs there, its sidecar is stopped or starting), as `hosts` and `doctor` say it."""
+    note = clean_text(message.get("note"), 200)
+    return f"{dest}: {note}" if note else ""
+
+
 class HostJson:
     """A host's part of hosts.json, each row's JSON kept while that row does not change (a
     host's message changes one or two of its rows; the file is written up to twice a second
@@ -241,12 +248,14 @@ class HostLink:
         with self.lock:  # the last session's round trip is no measure of this one
             self.version, self.last_update, self.rtt = version, time.time(), None
         self._ever_connected, self._attempt = True, 0
-        self._set("connected", f"no tmux server runs on {self.dest}" if no_tmux else "")
+        self._set("connected", f"{self.dest}: no tmux server runs on this host" if no_tmux else "")
 
     def _message(self, message: dict) -> None:
         kind, wall = message["t"], time.time()
         if kind == "error":
             raise _Refused(f"{self.dest}: {clean_text(message.get('text'), 200)}")
+        if kind in ("beat", "rows"):  # what the host says of itself: no tmux, no sidecar
+            self._set("connected", note_why(self.dest, message))
         if kind == "rows":
             with self.lock:
                 before = {p: r["state"] for p, r in self.rows.rows.items()}

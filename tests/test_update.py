@@ -249,7 +249,9 @@ def test_the_plugin_loaded_from_another_folder_replaces_the_sidecar(tmux_server,
     folder, venv = plugin
     pane, before = plugin_up(srv, folder, venv)
     moved = tmp_path / "elsewhere" / "tmux-agentstate"
-    shutil.copytree(folder, moved, symlinks=True)  # its venv too: built, current, not rebuilt
+    # its venv too: built, current, not rebuilt; not the ensure's transient state (an earlier
+    # test's ensure may be taking its `.venv.failed` or its lock away while the copy runs)
+    shutil.copytree(folder, moved, symlinks=True, ignore=shutil.ignore_patterns("*.failed", "*.installing"))
     srv.cmd("run-shell", str(moved / "plugin.tmux"))
     after = wait_for(lambda: watches(srv, pane, "blocked", not_pid=before["pid"]), timeout=60,
                      interval=0.2, message="a sidecar from the new folder")

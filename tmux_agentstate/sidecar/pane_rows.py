@@ -5,11 +5,10 @@ remote view costs this server no tmux command."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
+from .runtime import replace_whole
 from .watch import PaneWatch, shown_state
 
 PANE_ROWS = "panes.json"
@@ -38,18 +37,7 @@ class PaneRows:
         data = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
         if data == self._written:
             return
-        try:
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".panes-", suffix=".tmp")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(json.dumps({"v": 1, "written": time.time(), "rows": rows},
-                                   ensure_ascii=True, separators=(",", ":")))
-            os.replace(tmp, self.path)
+        text = json.dumps({"v": 1, "written": time.time(), "rows": rows},
+                          ensure_ascii=True, separators=(",", ":"))
+        if replace_whole(self.path, text, ".panes-"):
             self._written = data
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

@@ -28,6 +28,28 @@ RESTARTS_WINDOW = 60.0    # that dies more often than that is left down and said
 BESIDE_SOCKET = ".agentstate"  # our folder inside tmux's
 
 
+def replace_whole(path: Path, text: str, prefix: str) -> bool:
+    """Write `text` to `path` whole or not at all (a temporary file beside it, renamed over
+    it: a reader never sees half); False when it could not be (a full disk: the last good
+    one stays, and no partial file takes room). `prefix` names the temporary file, so what
+    `forget_pane_text` takes away finds it."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+
+
 class RuntimeDirError(OSError):
     """A runtime folder that is not safe to use (one line says why)."""
 

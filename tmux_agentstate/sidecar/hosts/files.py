@@ -13,13 +13,12 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-import tempfile
 import time
 from pathlib import Path
 
 from ...core.safe_read import read_json
+from ..runtime import replace_whole
 
 HOSTS_FILE = "hosts.json"
 HOSTS_SOCKET = "hosts.sock"
@@ -47,21 +46,7 @@ def write_hosts_json(folder: Path, hosts: list[str]) -> bool:
     """`write_hosts` of hosts already made JSON (`host_json`)."""
     data = (f'{{"v":1,"written":{json.dumps(time.time())},"hosts":[' + ",".join(hosts)
             + "]}")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".hosts-", suffix=".tmp")
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(data)
-        os.replace(tmp, Path(folder) / HOSTS_FILE)
-        return True
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return False
+    return replace_whole(Path(folder) / HOSTS_FILE, data, ".hosts-")
 
 
 def read_hosts(folder: Path, now: float | None = None) -> list[dict]:

@@ -12,6 +12,14 @@
     runtime.py  its private folder: FIFOs, lock, log, status
     install.py  what it runs from; hands over to a new install that replaced it (an update)
 """
-from .loop import Sidecar
 
 __all__ = ["Sidecar"]
+
+
+def __getattr__(name: str):
+    # the loop (libtmux, the core, watchdog…) is imported only when asked for: a hook imports
+    # `sidecar.doorbell` and `sidecar.runtime` and must stay light (`python -X importtime`)
+    if name == "Sidecar":
+        from .loop import Sidecar
+        return Sidecar
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

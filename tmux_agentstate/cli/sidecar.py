@@ -3,7 +3,6 @@ plugin's hooks run it), `stop`, `status`."""
 from __future__ import annotations
 
 import argparse
-
 import os
 import sys
 

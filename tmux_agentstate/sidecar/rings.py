@@ -71,7 +71,7 @@ class Rings:
         if not changed:
             return
         batch = Batch()
-        for w in dict.fromkeys(changed):
+        for w in {w.pane_id: w for w in changed}.values():
             s._classify(w)
             s.publish.pane(w, batch)
         if batch:

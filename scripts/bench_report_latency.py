@@ -79,8 +79,11 @@ def run(reports: int, checkout: str | None) -> list[float]:
     srv = TmuxServer(f"agentstate-bench-latency-{os.getpid()}")
     sidecar = poll = None
     try:
-        pane = srv.new_pane(f"env PATH={path} {pythonpath}{sys.executable} -m tmux_agentstate "
-                            "launch claude", rows=IDLE.rows, cols=IDLE.cols, env=env)
+        # `-m` imports from the working folder first: the code's own
+        code = checkout or str(ROOT)
+        pane = srv.new_pane(f"sh -c 'cd {code} && exec env PATH={path} {pythonpath}"
+                            f"{sys.executable} -m tmux_agentstate launch claude'",
+                            rows=IDLE.rows, cols=IDLE.cols, env=env)
         wait_for(lambda: "for shortcuts" in srv.cmd("capture-pane", "-p", "-t", pane),
                  timeout=30, message="the stand-in's idle screen")
         sidecar_env = dict(os.environ, XDG_RUNTIME_DIR=str(work))
@@ -88,7 +91,7 @@ def run(reports: int, checkout: str | None) -> list[float]:
         if checkout:
             sidecar_env["PYTHONPATH"] = checkout
         sidecar = subprocess.Popen([sys.executable, "-m", "tmux_agentstate", "watch", "-L",
-                                    srv.name], env=sidecar_env, stdout=subprocess.DEVNULL,
+                                    srv.name], env=sidecar_env, cwd=code, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)
         wait_for(lambda: srv.state(pane) == "idle", timeout=30, message="idle")
         poll = ControlClient(["tmux", "-L", srv.name])
@@ -134,7 +137,7 @@ def main() -> int:
     checkout = str(Path(args.checkout).resolve()) if args.checkout else None
     if checkout:
         where = subprocess.run([sys.executable, "-c", "import tmux_agentstate; print(tmux_agentstate.__file__)"],
-                               env=dict(os.environ, PYTHONPATH=checkout), capture_output=True,
+                               env=dict(os.environ, PYTHONPATH=checkout), capture_output=True, cwd=checkout,
                                text=True).stdout.strip()
         if not where.startswith(checkout):
             raise SystemExit(f"{checkout} is not what Python imports ({where})")

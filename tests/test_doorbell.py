@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import test_origin
 from conftest import SidecarProcess, wait_for
 from test_origin import StandIn, sidecar_log
 from test_signals import hook
@@ -64,17 +65,47 @@ def quiet_sidecar(tmux_server, tmp_path):
         sc.kill()
 
 
+class Agent(StandIn):
+    """The stand-in of test_origin.py, its hooks' output kept from the terminal as Claude keeps
+    it (printed, it would be bytes on the pane: the pipe intake would read the report with the
+    screen they change, doorbell or not); with a HOME of its own if given (Claude's session
+    files are in ~/.claude/sessions)."""
+
+    def __init__(self, server, tmp_path, home: Path | None = None, launched: bool = True):
+        self._home = home
+        script = test_origin.STANDIN
+        quiet = script.replace('input=json.dumps(payload), text=True)',
+                               'input=json.dumps(payload), text=True, stdout=subprocess.DEVNULL)')
+        assert quiet != script
+        test_origin.STANDIN = quiet
+        try:
+            super().__init__(server, tmp_path, launched=launched)
+        finally:
+            test_origin.STANDIN = script
+
+    @property
+    def env(self):
+        return self._env
+
+    @env.setter
+    def env(self, value):
+        self._env = dict(value, **({"HOME": str(self._home)} if self._home else {}))
+
+
 def ready(sc, server, pane, state="idle"):
     wait_for(lambda: server.state(pane) == state, timeout=20, message=f"{pane} {state}")
     wait_for(lambda: stat.S_ISFIFO(os.lstat(sc.bell).st_mode) if sc.bell.exists() else False,
              message="the doorbell")
+    # past its first sweeps: the listings a start brings (its control client's own arrival
+    # says a client may show another pane) are over; the next is `listing_every` away
+    wait_for(lambda: (sc.status() or {}).get("sweeps", 0) >= 6, message="six sweeps")
 
 
 def list_panes_sent(server) -> int:
     """How many times the sidecar read panes' reports (tmux logs every command a client sends
     in show-messages; the doorbell's read is a `list-panes` of @agentstate_report)."""
     out = server.cmd("show-messages")
-    return sum("list-panes" in line and "@agentstate_report}" in line and "pane_pid" not in line
+    return sum("list-panes" in line and "@agentstate_launch}" in line and "pane_title" not in line
                for line in out.splitlines())
 
 
@@ -82,7 +113,7 @@ def list_panes_sent(server) -> int:
 @pytest.mark.parametrize("intake", ["emulate", "pipe"])
 def test_a_hook_report_reaches_the_state_without_the_pane_listing(tmux_server, quiet_sidecar,
                                                                    tmp_path, intake):
-    agent = StandIn(tmux_server, tmp_path)
+    agent = Agent(tmux_server, tmp_path)
     sc = quiet_sidecar(intake=intake)
     ready(sc, tmux_server, agent.pane)
     agent.ask(hook="PermissionRequest")  # the real hook, run by the agent as Claude runs it
@@ -101,7 +132,7 @@ def test_a_session_file_change_reaches_the_state_without_the_pane_listing(tmux_s
     home = tmp_path / "home"
     sessions = home / ".claude" / "sessions"
     sessions.mkdir(parents=True)  # Claude makes it at its first start
-    agent = StandInHome(tmux_server, tmp_path, home)
+    agent = Agent(tmux_server, tmp_path, home)
     sc = quiet_sidecar()
     ready(sc, tmux_server, agent.pane)
     session = sessions / f"{agent.pid}.json"
@@ -120,27 +151,11 @@ def test_a_session_file_change_reaches_the_state_without_the_pane_listing(tmux_s
     assert tmux_server.state(agent.pane) == "working"
 
 
-class StandInHome(StandIn):
-    """The stand-in with its own HOME (where Claude keeps ~/.claude/sessions)."""
-
-    def __init__(self, server, tmp_path, home):
-        self._home = home
-        super().__init__(server, tmp_path, launched=False)
-
-    @property
-    def env(self):
-        return self._env
-
-    @env.setter
-    def env(self, value):
-        self._env = dict(value, HOME=str(self._home))
-
-
 # -- faults ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["file", "symlink"])
 def test_a_doorbell_replaced_by_a_file_or_symlink_gets_nothing_and_is_made_afresh(
         tmux_server, quiet_sidecar, tmp_path, kind):
-    agent = StandIn(tmux_server, tmp_path)
+    agent = Agent(tmux_server, tmp_path)
     sc = quiet_sidecar(listing_every=1)  # it is checked at each listing
     ready(sc, tmux_server, agent.pane)
     target = tmp_path / "target"
@@ -185,7 +200,7 @@ def test_without_a_sidecar_the_hook_returns_and_rings_nothing(tmux_server, tmp_p
 
 def test_a_flood_of_rings_and_garbage_costs_a_bounded_read_and_the_next_report_lands(
         tmux_server, quiet_sidecar, tmp_path):
-    agent = StandIn(tmux_server, tmp_path)
+    agent = Agent(tmux_server, tmp_path)
     sc = quiet_sidecar()
     ready(sc, tmux_server, agent.pane)
     fd = os.open(sc.bell, os.O_WRONLY | os.O_NONBLOCK)
@@ -210,7 +225,7 @@ def test_a_flood_of_rings_and_garbage_costs_a_bounded_read_and_the_next_report_l
 
 
 def test_a_ring_for_a_pane_not_watched_reads_nothing(tmux_server, quiet_sidecar, tmp_path):
-    agent = StandIn(tmux_server, tmp_path)
+    agent = Agent(tmux_server, tmp_path)
     shell = tmux_server.new_pane("sleep 600")
     sc = quiet_sidecar()
     ready(sc, tmux_server, agent.pane)

@@ -165,7 +165,7 @@ def test_a_doorbell_replaced_by_a_file_or_symlink_gets_nothing_and_is_made_afres
         sc.bell.write_text("")
     else:
         sc.bell.symlink_to(target)
-    res = hook(tmux_server, agent.pane, "claude", "Notification", launched=False)
+    res = hook(tmux_server, agent.pane, "claude", "Stop", launched=False)  # it rings
     assert (res.returncode, res.stdout.strip(), res.stderr) == (0, "{}", "")
     assert target.read_text() == "" and (kind == "symlink" or sc.bell.read_text() == "")
     wait_for(lambda: stat.S_ISFIFO(os.lstat(sc.bell).st_mode), timeout=15, message="made afresh")

@@ -10,6 +10,10 @@
     notify.py   when to tell the user, and how (bell, message, a command of theirs)
     config.py   its settings: the `@agentstate-*` options, with their defaults
     runtime.py  its private folder: FIFOs, lock, log, status
+    folder.py   where that folder is (light: a hook imports it)
+    doorbell.py how a hook report wakes it at once (a FIFO; `ring` for the hook)
+    rings.py    what the loop does when the doorbell rings: read, classify, publish those panes
+    sessions.py Claude Code's session files watched: a change rings the doorbell
     install.py  what it runs from; hands over to a new install that replaced it (an update)
 """
 

@@ -69,7 +69,7 @@ class Doorbell:
         self._wfd: int | None = None
         self._partial = b""
         self._here: set[str] = set()  # rung from inside this process (ring_here)
-        self._here_lock = threading.Lock()
+        self._lock = threading.Lock()
         self.problem: str | None = None  # why there is no doorbell now (one line), if not
 
     # -- its FIFO ---------------------------------------------------------------------------------
@@ -84,8 +84,11 @@ class Doorbell:
             except FileNotFoundError:
                 pass
             os.mkfifo(self.path, 0o600)
-            self._rfd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            self._wfd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            rfd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            self._rfd = rfd
+            wfd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with self._lock:
+                self._wfd = wfd
         except OSError as e:
             self.close()
             self.problem = f"no doorbell at {self.path} ({e.strerror or e})"
@@ -109,13 +112,14 @@ class Doorbell:
         return self._rfd
 
     def close(self) -> None:
-        for fd in (self._rfd, self._wfd):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._rfd = self._wfd = None
+        with self._lock:  # `ring_here` never writes to a descriptor closed (and reused) here
+            for fd in (self._rfd, self._wfd):
+                if fd is not None:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            self._rfd = self._wfd = None
         self._partial = b""
 
     def remove(self) -> None:
@@ -132,16 +136,16 @@ class Doorbell:
     def ring_here(self, pane_id: str) -> None:
         """A ring from inside the sidecar (another thread): its pane comes back from
         `take_here`, and the loop wakes."""
-        with self._here_lock:
+        with self._lock:
             self._here.add(pane_id)
-        if self._wfd is not None:
-            try:
-                os.write(self._wfd, b"\n")  # an empty line: a wake, no pane
-            except OSError:
-                pass  # full: it wakes anyway
+            if self._wfd is not None:
+                try:
+                    os.write(self._wfd, b"\n")  # an empty line: a wake, no pane
+                except OSError:
+                    pass  # full: it wakes anyway
 
     def take_here(self) -> set[str]:
-        with self._here_lock:
+        with self._lock:
             here, self._here = self._here, set()
         return here
 

@@ -13,18 +13,21 @@ a forged one costs a read of options, never a state.
 """
 from __future__ import annotations
 
-import errno
 import os
-import re
 import stat
 import threading
 from pathlib import Path
 
 NAME = "doorbell.fifo"
-LINE = re.compile(rb"%[0-9]{1,9}")
 TAKE_BYTES = 4096   # read per take, at most: a flood costs a bounded read per wake (and a
                     # writer gets EAGAIN once the FIFO's 64 KB are full: it drops its ring)
 LINE_MAX = 16       # a partial line longer than any pane id is garbage: dropped
+
+
+def is_pane_id(line: bytes) -> bool:
+    """`%N`, N at most 9 ASCII digits (no regex: compiling one costs a hook ~1 ms)."""
+    digits = line[1:]
+    return line[:1] == b"%" and 0 < len(digits) <= 9 and digits.isdigit()
 
 
 def path_in(runtime_dir) -> Path:
@@ -38,7 +41,7 @@ def ring(runtime_dir, pane_id: str) -> bool:
     there is no doorbell (ENOENT), no sidecar reading it (ENXIO), it is full (EAGAIN), or
     anything else is wrong with it."""
     line = pane_id.encode("ascii", "replace") + b"\n"
-    if not LINE.fullmatch(line[:-1]):
+    if not is_pane_id(line[:-1]):
         return False
     path = path_in(runtime_dir)
     try:
@@ -164,4 +167,4 @@ class Doorbell:
         self._partial = lines.pop()
         if len(self._partial) > LINE_MAX:
             self._partial = b""
-        return {line.decode("ascii") for line in lines if LINE.fullmatch(line)}
+        return {line.decode("ascii") for line in lines if is_pane_id(line)}

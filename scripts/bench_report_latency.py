@@ -11,7 +11,8 @@ starts each one. A real sidecar watches the server with its defaults (the emulat
 `interval` 0.7 s, a pane listing every 5 s). The reports alternate PermissionRequest (blocked)
 and Stop (idle), each a state change the screen does not show, a random pause (0.3–1.3 s)
 between them so they fall anywhere in the sidecar's sweeps. `@agentstate` is polled every 5 ms
-through a control client of our own.
+through a control client of our own. Also said: the hook's own run time (what the agent waits
+for), from the stand-in's start of `sh -c` to its end.
 
 `--checkout DIR`: run the sidecar, `launch` and the hook from another checkout of the project
 (PYTHONPATH), e.g. the commit before the doorbell, for the "before" figure:
@@ -54,14 +55,16 @@ while True:
             for h in entry["hooks"]:
                 subprocess.run(["sh", "-c", h["command"]], text=True,
                                input=json.dumps({"hook_event_name": event, "tool_name": "Bash"}))
+        end = time.time()
         with open(os.path.join(inbox, name[:-5] + ".start"), "w") as f:
-            f.write(repr(start))
+            f.write(f"{start!r} {end!r}")
         os.rename(os.path.join(inbox, name), os.path.join(inbox, name[:-5] + ".done"))
     time.sleep(0.005)
 '''
 
 
-def run(reports: int, checkout: str | None) -> list[float]:
+def run(reports: int, checkout: str | None) -> tuple[list[float], list[float]]:
+    """(hook start → @agentstate, the hook's own run time) of each report, in seconds."""
     from conftest import TmuxServer, wait_for
     from test_signals import IDLE
     from tmux_agentstate.tmux.control import ControlClient
@@ -100,7 +103,7 @@ def run(reports: int, checkout: str | None) -> list[float]:
         def state() -> str:
             return poll.run([["display-message", "-p", "-t", pane, "#{@agentstate}"]])[0][1]
 
-        latencies = []
+        latencies, hooks = [], []
         for i in range(reports):
             event, want = (("PermissionRequest", "blocked") if i % 2 == 0 else ("Stop", "idle"))
             time.sleep(random.uniform(0.3, 1.3))
@@ -114,9 +117,12 @@ def run(reports: int, checkout: str | None) -> list[float]:
                 time.sleep(0.005)
             seen = time.time()
             wait_for(lambda: (inbox / f"{name}.start").exists(), timeout=10, message="start")
-            latencies.append(seen - float((inbox / f"{name}.start").read_text()))
-            print(f"  {i + 1:2d} {event:17s} {latencies[-1] * 1000:7.1f} ms", flush=True)
-        return latencies
+            start, end = map(float, (inbox / f"{name}.start").read_text().split())
+            latencies.append(seen - start)
+            hooks.append(end - start)
+            print(f"  {i + 1:2d} {event:17s} {latencies[-1] * 1000:7.1f} ms  (the hook ran "
+                  f"{hooks[-1] * 1000:5.1f} ms)", flush=True)
+        return latencies, hooks
     finally:
         if poll is not None:
             poll.close()
@@ -142,11 +148,17 @@ def main() -> int:
         if not where.startswith(checkout):
             raise SystemExit(f"{checkout} is not what Python imports ({where})")
     print(f"hook → @agentstate, {args.reports} reports, code from {checkout or ROOT}")
-    v = sorted(run(args.reports, checkout))
-    print(f"median {statistics.median(v) * 1000:.1f} ms  min {v[0] * 1000:.1f}  "
-          f"p90 {v[int(round(0.9 * (len(v) - 1)))] * 1000:.1f}  max {v[-1] * 1000:.1f} ms  "
-          f"(n={len(v)})")
+    latencies, hooks = run(args.reports, checkout)
+    print(f"hook → @agentstate: {_summary(latencies)}")
+    print(f"the hook's own run: {_summary(hooks)}")
     return 0
+
+
+def _summary(values: list[float]) -> str:
+    v = sorted(values)
+    return (f"median {statistics.median(v) * 1000:.1f} ms  min {v[0] * 1000:.1f}  "
+            f"p90 {v[int(round(0.9 * (len(v) - 1)))] * 1000:.1f}  max {v[-1] * 1000:.1f} ms  "
+            f"(n={len(v)})")
 
 
 if __name__ == "__main__":

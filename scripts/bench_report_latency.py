@@ -56,8 +56,9 @@ while True:
                 subprocess.run(["sh", "-c", h["command"]], text=True,
                                input=json.dumps({"hook_event_name": event, "tool_name": "Bash"}))
         end = time.time()
-        with open(os.path.join(inbox, name[:-5] + ".start"), "w") as f:
+        with open(os.path.join(inbox, name[:-5] + ".times"), "w") as f:
             f.write(f"{start!r} {end!r}")
+        os.rename(os.path.join(inbox, name[:-5] + ".times"), os.path.join(inbox, name[:-5] + ".start"))
         os.rename(os.path.join(inbox, name), os.path.join(inbox, name[:-5] + ".done"))
     time.sleep(0.005)
 '''

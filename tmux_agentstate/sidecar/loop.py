@@ -6,7 +6,9 @@ The intake (intakes/) knows how screens come: it waits for bytes and says which 
 changed. A pane whose changed rows could hold a prompt (its manifest's blocked patterns, a
 cheap pre-check) is classified at once, and only a change into or out of `blocked` is
 published at once; every `period` a sweep re-reads panes, processes and reports, classifies
-what changed and publishes (publish.py), in one batch.
+what changed and publishes (publish.py), in one batch. A hook report or a change of Claude's
+session file rings the doorbell (doorbell.py), which every intake's wait also wakes on: those
+panes are read, classified and published at once (rings.py).
 """
 from __future__ import annotations
 

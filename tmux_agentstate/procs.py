@@ -244,13 +244,18 @@ def _dist_version(program: str) -> str | None:
     return None
 
 
+def claude_session_files(fg: Foreground) -> list[str]:
+    """Where Claude Code's session file of this foreground would be: one per pid of it (the
+    sidecar watches these for changes: sidecar/sessions.py)."""
+    home = fg.home or os.path.expanduser("~")
+    return [os.path.join(home, ".claude", "sessions", f"{pid}.json") for pid in fg.pids]
+
+
 def claude_session(fg: Foreground) -> tuple[dict, float] | None:
     """Claude Code's own `~/.claude/sessions/<pid>.json` (status idle|busy|waiting) and its
     mtime. Undocumented and read-only: any shape is tolerated, anything odd (a FIFO, a device,
     a huge or deeply nested file: safe_read) gives None."""
-    home = fg.home or os.path.expanduser("~")
-    for pid in fg.pids:
-        path = os.path.join(home, ".claude", "sessions", f"{pid}.json")
+    for path in claude_session_files(fg):
         try:
             mtime = os.stat(path).st_mtime
         except OSError:

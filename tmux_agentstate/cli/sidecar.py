@@ -2,6 +2,7 @@
 plugin's hooks run it), `stop`, `status`."""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -37,6 +38,9 @@ def add(sub) -> None:
         if name == "watch":
             w.add_argument("--quiet", action="store_true", help="exit 0 if one already runs")
             w.add_argument("-v", "--verbose", action="store_true", help="log to stderr too")
+            # for tests and benchmarks only (what must work without the pane listing): list
+            # the panes from tmux at least this often, in seconds (default 5)
+            w.add_argument("--listing-every", type=float, help=argparse.SUPPRESS)
         w.set_defaults(func=func)
     for name, func, text in (("stop", cmd_stop, "stop the background sidecar"),
                              ("status", cmd_status, "say whether a sidecar runs and what it watches")):
@@ -73,6 +77,8 @@ def cmd_watch(args) -> int:
     if args.intake:
         options["@agentstate-intake"] = args.intake
     config = Config.from_tmux(options, args.interval)
+    if args.listing_every and args.listing_every > 0:
+        config.listing_every = args.listing_every
     _tell_option_problems(tmux, runtime, config.problems)
     root.info("watching %s every %.2fs by %s (pid %d)", runtime.socket_path, config.interval,
               config.intake, os.getpid())

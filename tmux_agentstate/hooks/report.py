@@ -3,7 +3,8 @@
 Runs inside the agent's hook, so it must never get in the way: it prints `{}`, exits 0 even on
 errors, and imports nothing heavy (it is run as `python -m tmux_agentstate.hook`, which skips the
 CLI's imports). tmux is the bus: the report is the pane option `@agentstate_report`,
-"STATE UNIXTIME SOURCE TOKEN", which the sidecar reads on its next sweep.
+"STATE UNIXTIME SOURCE TOKEN"; then the hook rings its sidecar's doorbell (sidecar/doorbell.py),
+which reads the report at once.
 
 Proof of origin (core/origin.py): the report carries the token `launch` put in the agent's
 environment, and lands only if the pane's `@agentstate_launch` records that token (one tmux
@@ -213,7 +214,24 @@ def record(agent: str, event: str, payload: dict, pane: str | None = None,
         return state
     subprocess.run(["tmux", *command], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=2)
+    ring_sidecar(environ["TMUX"], pane)
     return state
+
+
+def ring_sidecar(tmux_env: str, pane: str) -> bool:
+    """Wake the sidecar of this tmux server (`$TMUX`: its socket path before the first comma)
+    to read this pane's report now, not at its next pane listing (sidecar/doorbell.py). After
+    the tmux command: the sidecar reads the report from tmux, where `if-shell` proved it.
+    Nothing happens, at once, when no sidecar runs."""
+    from ..sidecar.doorbell import ring  # both light: a hook's start-up is the agent's wait
+    from ..sidecar.folder import server_dir
+    socket_path = tmux_env.split(",")[0]
+    if not socket_path:
+        return False
+    try:
+        return ring(server_dir(socket_path), pane)
+    except (OSError, ValueError):
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:

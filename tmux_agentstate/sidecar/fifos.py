@@ -23,6 +23,7 @@ RECENT = 65536  # the last bytes read from each pane, kept for `report` (a miss 
 FD_RESERVE = 64  # descriptors kept free for everything else (/proc, tmux, logs, manifests)
 
 
+BELL = ""  # what `wait` returns for the doorbell's descriptor (`listen`): no pane id
 FD_WANTED = 1 << 16  # enough for 32,000 piped panes; the children we start inherit it too
 
 
@@ -51,6 +52,7 @@ class Fifos:
         self.selector = selectors.DefaultSelector()
         self._fds: dict[str, tuple[int, int]] = {}  # pane id → (read fd, our write fd)
         self._recent: dict[str, bytearray] = {}
+        self._bell: int | None = None  # another descriptor waited on with the FIFOs (`listen`)
 
     def path_for(self, pane_id: str) -> Path:
         return self.dir / f"pane-{pane_id.lstrip('%')}.fifo"
@@ -110,9 +112,22 @@ class Fifos:
     def watching(self) -> set[str]:
         return set(self._fds)
 
+    def listen(self, fd: int | None) -> None:
+        """Wait on `fd` too (the doorbell's; it replaces the one before): `wait` returns BELL
+        among the pane ids when it is readable. The caller reads it."""
+        if self._bell is not None:
+            try:
+                self.selector.unregister(self._bell)
+            except (KeyError, ValueError, OSError):
+                pass
+        self._bell = fd
+        if fd is not None:
+            self.selector.register(fd, selectors.EVENT_READ, BELL)
+
     def wait(self, timeout: float) -> list[str]:
-        """Pane ids with bytes to read (empty after `timeout` seconds)."""
-        if not self._fds:
+        """Pane ids with bytes to read, and BELL if the descriptor `listen` gave is readable
+        (empty after `timeout` seconds)."""
+        if not self._fds and self._bell is None:
             if timeout > 0:
                 import time
                 time.sleep(timeout)

@@ -6,7 +6,9 @@ The intake (intakes/) knows how screens come: it waits for bytes and says which 
 changed. A pane whose changed rows could hold a prompt (its manifest's blocked patterns, a
 cheap pre-check) is classified at once, and only a change into or out of `blocked` is
 published at once; every `period` a sweep re-reads panes, processes and reports, classifies
-what changed and publishes (publish.py), in one batch.
+what changed and publishes (publish.py), in one batch. A hook report or a change of Claude's
+session file rings the doorbell (doorbell.py), which every intake's wait also wakes on: those
+panes are read, classified and published at once (rings.py).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from .intakes import CaptureIntake, EmulateIntake, Intake, PipeIntake
 from .intakes.base import COALESCE
 from .manifests import ManifestWatch
 from .publish import Publisher
+from .rings import Rings
 from .runtime import Runtime
 from .update_check import UpdateCheck
 from .watch import (NO_AGENT, PaneWatch, classify, could_be_blocked, infer_agent, mark_shown,
@@ -58,6 +61,21 @@ def start_beside(s: "Sidecar") -> None:
     s.update_check.start()
     s.tmux.use_control()
     s.remote.start()
+    s.rings.start()  # the doorbell: hook reports and session files answered at once
+
+
+def listing_due(s: "Sidecar", now: float) -> bool:
+    """Whether this sweep must list the panes from tmux: its time has come, an intake
+    reads its screens with it, or the process table says a pane came or went, an agent
+    started or left (the tty's foreground changed), or a watched pane was resized (its
+    tty's size), or a client may show another pane (the control client's notifications)."""
+    focus = s.tmux.focus_changed()  # read (and reset) at every sweep
+    if focus or now >= s._next_listing or any(i.wants_listing() for i in s.intakes):
+        return True
+    if s.identities.changed():
+        return True
+    return any(procs.tty_size(w.info.tty) not in (None, (w.screen.lines, w.screen.columns))
+               for w in s.panes.values())
 
 
 class Sidecar:
@@ -82,6 +100,7 @@ class Sidecar:
         self._next_listing = 0.0             # when the sweep lists panes from tmux again
         self.sweeps = 0
         self.classifications = 0
+        self.rings = Rings(self)  # rings.py
 
     # -- lifecycle ---------------------------------------------------------------------------
     def stop(self, *_):
@@ -112,6 +131,8 @@ class Sidecar:
                 wake = self.intake.wait(next_sweep)
                 if wake.changed:
                     self._early(wake.changed)
+                if wake.rung:
+                    self.rings.answer()
                 if wake.coalesce:
                     # this adds at most COALESCE to any latency
                     time.sleep(COALESCE)
@@ -128,6 +149,7 @@ class Sidecar:
 
     def shutdown(self, withdraw: bool = True) -> None:
         self.remote.stop()  # every host's ssh killed
+        self.rings.stop()
         self.manifests.stop()
         self.update_check.stop()
         batch = Batch()
@@ -171,26 +193,13 @@ class Sidecar:
         `show-messages` log (1000 lines by default), so an idle sidecar must not fill it."""
         self.sweeps += 1
         now = time.monotonic()
-        if self.manifests.reload_due() or self._listing_due(now):
+        if self.manifests.reload_due() or listing_due(self, now):
             self._list_and_sweep()
             return
         changed = [w for intake in self.intakes for w in intake.sweep_read(now)]
         if changed:
             self._early(changed)
         self._settle()
-
-    def _listing_due(self, now: float) -> bool:
-        """Whether this sweep must list the panes from tmux: its time has come, an intake
-        reads its screens with it, or the process table says a pane came or went, an agent
-        started or left (the tty's foreground changed), or a watched pane was resized (its
-        tty's size), or a client may show another pane (the control client's notifications)."""
-        focus = self.tmux.focus_changed()  # read (and reset) at every sweep
-        if focus or now >= self._next_listing or any(i.wants_listing() for i in self.intakes):
-            return True
-        if self.identities.changed():
-            return True
-        return any(procs.tty_size(w.info.tty) not in (None, (w.screen.lines, w.screen.columns))
-                   for w in self.panes.values())
 
     def _list_and_sweep(self) -> None:
         if self.manifests.reload():
@@ -250,6 +259,7 @@ class Sidecar:
                                       procs.stdout_targets(self.identities.children), batch)
         self.publish.apply(batch)  # pipes first: no byte is lost between a capture and a pipe
         self._next_listing = time.monotonic() + self.config.listing_every
+        self.rings.listed()
         self._settle()
 
     def _settle(self) -> None:

@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
-import re
 import shutil
 import socket as socketlib
-import stat
 import tempfile
 import time
 from pathlib import Path
 
+from .folder import BESIDE_SOCKET, base_dir, server_dir, unsafe  # noqa: F401 (theirs)
+
 RESTARTS_MAX = 5          # automatic starts allowed within RESTARTS_WINDOW seconds: a sidecar
 RESTARTS_WINDOW = 60.0    # that dies more often than that is left down and said to be
-BESIDE_SOCKET = ".agentstate"  # our folder inside tmux's
 
 
 def replace_whole(path: Path, text: str, prefix: str) -> bool:
@@ -54,34 +52,6 @@ class RuntimeDirError(OSError):
     """A runtime folder that is not safe to use (one line says why)."""
 
 
-def unsafe(path: Path, shared_ok: bool = False) -> str | None:
-    """Why `path` is no private folder of ours (None: it is): a symlink, not a folder, another
-    user's, or open to others (with `shared_ok`: only writable by others counts)."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return f"{path} does not exist"
-    if stat.S_ISLNK(st.st_mode):
-        return f"{path} is a symlink"
-    if not stat.S_ISDIR(st.st_mode):
-        return f"{path} is not a folder"
-    if st.st_uid != os.getuid():
-        return f"{path} belongs to uid {st.st_uid}, not to you"
-    if st.st_mode & (0o022 if shared_ok else 0o077):
-        return f"{path} is open to others (mode {st.st_mode & 0o777:o})"
-    return None
-
-
-def base_dir(socket_path: str | None = None) -> Path:
-    """The folder that holds the per-server folders (see the module doc)."""
-    if socket_path and unsafe(Path(socket_path).parent, shared_ok=True) is None:
-        return Path(socket_path).parent / BESIDE_SOCKET
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg and unsafe(Path(xdg), shared_ok=True) is None and os.access(xdg, os.W_OK):
-        return Path(xdg) / "tmux-agentstate"
-    return Path(tempfile.gettempdir()) / f"tmux-agentstate-{os.getuid()}"
-
-
 def _private_folder(path: Path) -> None:
     """Make `path` (0700), or take it as it is if it is already a private folder of ours."""
     try:
@@ -96,9 +66,7 @@ def _private_folder(path: Path) -> None:
 class Runtime:
     def __init__(self, socket_path: str, base: Path | None = None):
         self.socket_path = socket_path
-        tag = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(socket_path).name)[:40] or "server"
-        digest = hashlib.sha1(socket_path.encode()).hexdigest()[:8]
-        self.dir = (base or base_dir(socket_path)) / f"{tag}-{digest}"
+        self.dir = server_dir(socket_path, base)
         self._lock_fd: int | None = None
 
     def ensure(self) -> "Runtime":

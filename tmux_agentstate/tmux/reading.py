@@ -80,6 +80,22 @@ class Reading:
                 lines.append(line)
         return lines, {k: "\n".join(v) for k, v in screens.items()}
 
+    def pane_reports(self, pane_ids) -> dict[str, tuple[str, str]]:
+        """{pane: (@agentstate_report, @agentstate_launch)} of these panes (the ones that are
+        still there), in ONE command whatever their number: a `list-panes -a` of three fields
+        (a display-message per pane would be a command, and a line in the user's
+        `show-messages`, each)."""
+        wanted = set(pane_ids)
+        if not wanted:
+            return {}
+        fmt = SEP.join(f"#{{{f}}}" for f in ("pane_id", "@agentstate_report", "@agentstate_launch"))
+        out = {}
+        for line in self.run(["list-panes", "-a", "-F", fmt]):
+            parts = line.split(SEP, 2)
+            if len(parts) == 3 and parts[0] in wanted:
+                out[parts[0]] = (parts[1], parts[2])
+        return out
+
     def capture(self, pane_ids: list[str], escapes: bool = True) -> dict[str, str]:
         """Visible screens (`capture-pane -p`, with `-e` escapes by default), one call."""
         return self._captures(pane_ids, escapes)[1]

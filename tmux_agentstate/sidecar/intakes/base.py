@@ -6,6 +6,8 @@ the user chose, or the capture intake for a pane another program pipes.
 """
 from __future__ import annotations
 
+import math
+import select
 import time
 
 from ..config import Config
@@ -18,13 +20,28 @@ COALESCE = 0.05  # after bytes came, sleep this long to take more at once (see `
 
 class Wake:
     """What a wait brought: panes whose screens changed and are due for the early pre-check,
-    and whether bytes came (the loop then sleeps COALESCE: a 10 Hz spinner in 50 panes would
-    otherwise wake it 500 times a second for ~100 bytes each)."""
-    __slots__ = ("changed", "coalesce")
+    whether bytes came (the loop then sleeps COALESCE: a 10 Hz spinner in 50 panes would
+    otherwise wake it 500 times a second for ~100 bytes each), and whether the doorbell rang
+    (a hook reported: sidecar/doorbell.py; the loop answers it, then sleeps COALESCE too, so a
+    flood of rings costs at most one answer per COALESCE)."""
+    __slots__ = ("changed", "coalesce", "rung")
 
-    def __init__(self, changed: list[PaneWatch] | None = None, coalesce: bool = False):
+    def __init__(self, changed: list[PaneWatch] | None = None, coalesce: bool = False,
+                 rung: bool = False):
         self.changed = changed or []
-        self.coalesce = coalesce
+        self.coalesce = coalesce or rung
+        self.rung = rung
+
+
+def readable(fd: int | None, timeout: float) -> bool:
+    """Sleep up to `timeout` seconds or until `fd` is readable (then True). poll(), not
+    select(): a descriptor past 1024 (hundreds of piped panes) is fine."""
+    if fd is None:
+        time.sleep(max(0.0, timeout))
+        return False
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    return bool(p.poll(max(0, math.ceil(timeout * 1000))))
 
 
 class Intake:
@@ -36,6 +53,11 @@ class Intake:
         self.tmux = tmux
         self.config = config
         self._all = panes  # the loop's panes; this intake's are those it holds
+        self.bell = None   # the doorbell (sidecar/doorbell.py): every wait wakes when it rings
+
+    def hear(self, bell) -> None:
+        """Wake from every wait when `bell` rings (again after it was made afresh)."""
+        self.bell = bell
 
     def panes(self) -> list[PaneWatch]:
         return [w for w in self._all.values() if w.intake is self]
@@ -80,9 +102,12 @@ class Intake:
         return False
 
     def wait(self, until: float) -> Wake:
-        """Sleep until bytes come or until `until` (monotonic), and take them in."""
-        time.sleep(max(0.0, until - time.monotonic()))
-        return Wake()
+        """Sleep until bytes come, the doorbell rings or `until` (monotonic); take the bytes in."""
+        return Wake(rung=self._sleep(until - time.monotonic()))
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleep `seconds`, or less when the doorbell rings: whether it rang."""
+        return readable(self.bell.fileno() if self.bell else None, seconds)
 
     def wants_listing(self) -> bool:
         """Every sweep must list the panes (this intake reads its screens with the listing)."""

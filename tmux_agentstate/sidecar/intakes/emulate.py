@@ -37,14 +37,14 @@ class EmulateIntake(PipedIntake):
         mine = self.panes()
         now = time.monotonic()
         due = min((w.due for w in mine if w.due is not None), default=until)
-        ready = self.fifos.wait(min(until, due) - now)
+        ready, rung = self._ready(min(until, due) - now)
         for pane_id in ready:
             self._on_readable(pane_id)
         now = time.monotonic()
         changed = [w for w in mine if w.due is not None and w.due <= now]
         for w in changed:
             w.due = None
-        return Wake(changed, coalesce=bool(ready))
+        return Wake(changed, coalesce=bool(ready), rung=rung)
 
     def _on_readable(self, pane_id: str) -> None:
         # all the FIFO holds, up to past a sweep's byte budget: one chunk per wake (a wake

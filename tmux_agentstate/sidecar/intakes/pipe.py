@@ -45,17 +45,18 @@ class PipeIntake(PipedIntake):
             # a read of screens is set: until then bytes say nothing new, so sleep through
             # them and drain every FIFO once, just before the read (at 50 busy panes: ~170
             # reads a second instead of ~500)
-            time.sleep(max(0.0, self._read_at - now))
-            for pane_id in self.fifos.wait(0):
+            if self._sleep(self._read_at - now):
+                return Wake(rung=True)  # answered now; the read stays set
+            for pane_id in self._ready(0)[0]:
                 self._on_readable(pane_id)
             now = time.monotonic()
             if self._read_at <= now < until:
                 return Wake(self._read_screens(now))
             return Wake()
-        ready = self.fifos.wait(until - now)
+        ready, rung = self._ready(until - now)
         for pane_id in ready:
             self._on_readable(pane_id)
-        return Wake(coalesce=bool(ready) and self._read_at is None)
+        return Wake(coalesce=bool(ready) and self._read_at is None, rung=rung)
 
     def _on_readable(self, pane_id: str) -> None:
         data = self.fifos.read(pane_id, PIPE_DRAIN)  # drained whole, a flood included

@@ -8,7 +8,7 @@ import time
 
 from ..config import Config
 from ...tmux import Batch, PaneInfo, Tmux
-from ..fifos import Fifos
+from ..fifos import BELL, Fifos
 from ..watch import PaneWatch
 from .base import Intake
 
@@ -24,6 +24,15 @@ class PipedIntake(Intake):
         self.fifos = Fifos(runtime_dir)
         self._no_fifo: dict[str, str] = {}  # pane id → why it could get no FIFO
         self._said_no_fifo = False
+
+    def hear(self, bell) -> None:
+        super().hear(bell)
+        self.fifos.listen(bell.fileno() if bell else None)  # one wait for bytes and rings
+
+    def _ready(self, timeout: float) -> tuple[list[str], bool]:
+        """(panes whose FIFOs have bytes, whether the doorbell rang) within `timeout`."""
+        ready = self.fifos.wait(timeout)
+        return [p for p in ready if p != BELL], len(ready) > 0 and BELL in ready
 
     def _foreign(self, info: PaneInfo) -> bool:
         """Another program pipes this pane (tmux-logging…): never steal its pipe."""

@@ -245,7 +245,9 @@ def explain(lk: Look) -> list[str]:
                + f" (manifest v{lk.manifest.version}, {lk.source}: {lk.manifest.path})")
     version, tested = None if lk.via else procs.agent_version(lk.fg), lk.manifest.tested
     out.append(f"release: {version or 'unknown'}; "
-               + ("the fixtures cover it" if version in tested else
+               + ("identity only: no screen rules, its own reports decide (idle without one)"
+                  if lk.manifest.identity_only else
+                  "the fixtures cover it" if version in tested else
                   f"the fixtures cover {', '.join(tested) or 'no release'}: a changed dialog "
                   "may be missed"))
     out.append(f"title: {lk.screen.title!r}")

@@ -153,6 +153,27 @@ def test_an_emulated_screen_takes_reports_with_the_time_its_bytes_came():
     assert fresh.status.root.status.state == "done" and fresh.osc_state == "state=done:app=a"
 
 
+def test_every_real_capture_that_holds_a_report_agrees_with_its_screen():
+    """The real captures (Codex 0.171 writes OSC 7501 unconditionally): replayed, the agent's
+    root record, ranked by `combine`, gives the state the index says, and the mark."""
+    from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog
+    from tmux_agentstate.core.fixtures import load_index
+    from tmux_agentstate.core.screen import replay
+    catalog, checked = Catalog([BUNDLED_DIR]), 0
+    for fx in load_index():
+        data = fx.path.read_bytes()
+        if b"\x1b]7501;" not in data:
+            continue
+        screen = replay(data, fx.rows, fx.cols)
+        if screen.status.root is None:
+            continue
+        got = combine(True, catalog.get(fx.agent).evaluate(screen.view()), None, 1e10,
+                      record=screen.status.root)
+        assert (got.state, got.mark or "") == (fx.state, fx.mark), (fx.id, screen.status.root, got)
+        checked += 1
+    assert checked >= 40  # Codex 0.171's captures, at least
+
+
 # -- hostile input ----------------------------------------------------------------------------------
 def test_hostile_reports_are_bounded_and_refused():
     screen = CapturedScreen()

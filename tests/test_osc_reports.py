@@ -323,3 +323,47 @@ def test_a_self_reporting_agent_in_tmux(tmux_server, sidecar, tmp_path, isolated
     agent.prints(osc("state=clear:app=selfreport"))
     wait_for(lambda: opt("@agentstate_osc") == "", timeout=EARLY, message="cleared")
     assert (tmux_server.state(pane), opt("@agentstate_error"), opt("@agentstate_source")) == ("idle", "", "screen")
+
+
+# -- a real Codex (0.171 writes OSC 7501 unconditionally) -----------------------------------------
+from test_real_agents import (INTERVAL, Observer, codex_command_turn, codex_home, codex_mock,  # noqa: E402,F401
+                              codex_start, needs_codex)
+
+
+@needs_codex
+@pytest.mark.parametrize("intake", ["emulate", "pipe"])
+def test_a_real_codex_reports_reach_the_pane(tmux_server, sidecar, codex_home, intake):
+    """Codex's own reports, read from its bytes by both intakes: idle once ready, done after a
+    turn (blocked on its approval between), each the record in @agentstate_osc."""
+    sidecar(interval=INTERVAL, intake=intake).start()
+    agent = codex_start(tmux_server, codex_home, AGENTSTATE_CODEX_BYPASS_HOOK_TRUST="1")
+    obs = Observer(tmux_server, agent.pane)
+    records = []  # every @agentstate_osc the sidecar published, in order
+
+    def poll():
+        value = tmux_server.option(agent.pane, "@agentstate_osc")
+        if value and (not records or records[-1] != value):
+            records.append(value)
+        return value
+    try:
+        agent.wait_text("? for shortcuts", timeout=60)
+        wait_for(lambda: poll().startswith("idle ") and poll().split()[2] == "codex", timeout=15,
+                 message="Codex's own idle report")
+        import threading
+        stop = threading.Event()
+        poller = threading.Thread(target=lambda: [poll() or True for _ in iter(lambda: stop.wait(0.03), True)],
+                                  daemon=True)
+        poller.start()
+        try:
+            codex_command_turn(agent, obs)
+            wait_for(lambda: poll().startswith("done "), timeout=15, message="Codex's done report")
+        finally:
+            stop.set()
+            poller.join(2)
+        said = [r.split()[0] for r in records]
+        assert "blocked" in said and said[-1] == "done", (said, obs.dump())
+        blocked = next(r for r in records if r.startswith("blocked "))
+        assert blocked.split()[3] == "permission", blocked  # its kind
+        assert tmux_server.state(agent.pane) == "idle"
+    finally:
+        obs.stop()

@@ -88,7 +88,11 @@ def test_a_cleared_record_ends_the_report_and_children_never_decide():
     assert not board.take("state=blocked:app=x:id=sub1", 2)  # a child: counted only
     assert combine(True, IDLE, None, 3, record=board.root).state == "working"
     assert board.children_working() == 1
-    assert board.take("state=clear:app=x", 4) and board.root is None
+    # a sub-agent's own sub-agent (the protocol's "/" segments) is a child too
+    assert not board.take("state=working:id=sub1/task-2", 3)
+    assert board.children_working() == 2
+    # a clear without an id removes every record (the protocol), the children with the root
+    assert board.take("state=clear:app=x", 4) and board.root is None and board.children == {}
     assert combine(True, IDLE, None, 5, record=board.root) == PaneState("idle", "screen", "? for shortcuts", "composer")
 
 
@@ -203,7 +207,8 @@ def test_hostile_reports_are_bounded_and_refused():
     screen.note_bytes(b"\x07" + osc("state=done"), 7)
     assert screen.status.root.status.state == "done"
     # the query and malformed payloads are no reports
-    for bad in ("?", "", "state=", "state=sleeping", "app=a", "state=idle:app=a b", "state=idle:id=../x"):
+    for bad in ("?", "", "state=", "state=sleeping", "app=a", "state=idle:app=a b", "state=idle:id=a//b",
+                "state=idle:id=" + "/".join("a" * 9)):
         assert ProgramStatus.parse(bad) is None, bad
 
 

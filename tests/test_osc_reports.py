@@ -8,10 +8,10 @@ import base64
 import itertools
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -372,3 +372,23 @@ def test_a_real_codex_reports_reach_the_pane(tmux_server, sidecar, codex_home, i
         assert tmux_server.state(agent.pane) == "idle"
     finally:
         obs.stop()
+
+
+def test_doctor_and_manifests_list_take_an_identity_only_manifest(tmux_server, tmp_path, isolated_config):
+    folder = isolated_config / "tmux-agentstate" / "manifests"
+    folder.mkdir(parents=True)
+    (folder / "selfreport.toml").write_text(SELF_REPORTING)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "selfreport").write_text("#!/bin/sh\necho 'selfreport 1.2.3'\n")
+    (bin_dir / "selfreport").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", XDG_RUNTIME_DIR=str(tmp_path))
+    env.pop("TMUX", None)
+    listed = subprocess.run([sys.executable, "-m", "tmux_agentstate", "manifests", "list"],
+                            capture_output=True, text=True, env=env)
+    assert listed.returncode == 0 and "manifest error" not in listed.stderr, listed.stderr
+    assert re.search(r"selfreport .* user +identity only", listed.stdout), listed.stdout
+    doctor = subprocess.run([sys.executable, "-m", "tmux_agentstate", "doctor", "-L", tmux_server.name],
+                            capture_output=True, text=True, env=env)
+    assert "manifest selfreport v1 (user" in doctor.stdout and "manifest error" not in doctor.stdout
+    assert "selfreport 1.2.3" in doctor.stdout and "identity only" in doctor.stdout, doctor.stdout

@@ -27,15 +27,15 @@ def cmd_list(args) -> int:
     from ..core.catalog import Catalog
     catalog = Catalog()
     rows = [{"name": n, "version": m.version, "source": catalog.source(n), "engine": m.engine,
-             "tested": list(m.tested), "path": m.path}
+             "tested": list(m.tested), "identity_only": m.identity_only, "path": m.path}
             for n in catalog.names() for m in [catalog.get(n)]]
     if args.json:
         say(json.dumps(rows, indent=2))  # ASCII: every control escaped
     else:
         for r in rows:
-            tested = ", ".join(r["tested"]) or "no release"
-            say(f"{r['name']:10s} v{r['version']:<3d} {r['source']:8s} tested on {tested}  "
-                  f"{r['path']}")
+            tested = ("identity only (the agent reports itself)" if r["identity_only"] else
+                      "tested on " + (", ".join(r["tested"]) or "no release"))
+            say(f"{r['name']:10s} v{r['version']:<3d} {r['source']:8s} {tested}  {r['path']}")
     for e in catalog.errors:
         err(f"manifest error (last good rules keep running): {e}")
     return EXIT_FAIL if catalog.errors else 0

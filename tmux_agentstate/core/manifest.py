@@ -35,7 +35,8 @@ _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "iden
 # The manifest schema this code reads. A manifest that needs more (`engine = N`, a new rule
 # kind) is refused with one line and the last good one keeps running; `manifests update`
 # checks it before it writes anything.
-ENGINE = 3  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers
+ENGINE = 4  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers;
+# 4: identity only (no [[rules]]: an agent that reports its state itself, OSC 7501 or hooks)
 # a manifest's `version` counts changes to its rules (the busiest is at 3): ten thousand is
 # centuries of them. Bounded so a file that claims 10**18 cannot take precedence over every
 # manifest a future release bundles (the newer of bundled and cached runs)
@@ -184,6 +185,12 @@ class Manifest:
     tested: tuple[str, ...] = ()       # agent releases its rules were checked against
     engine: int = 1                    # the least ENGINE that reads it
 
+    @property
+    def identity_only(self) -> bool:
+        """No screen rules (engine 4): the agent reports its state itself (OSC 7501, hooks);
+        its panes are idle unless a report says otherwise."""
+        return not self.rules
+
     def faults(self) -> list[str]:
         """Its rules (and identity patterns) disabled for going over the search budget."""
         patterns = [p for r in self.rules + self.marks for p in r.any + r.all + r.not_]
@@ -264,8 +271,18 @@ def parse_manifest(data: dict, path: Path | str) -> Manifest:
                                            for k in ("cmdline", "title", "screen")))
 
     raw_rules = data.get("rules", [])
-    if not isinstance(raw_rules, list) or not raw_rules:
-        raise ManifestError(path, "needs at least one [[rules]] entry")
+    if not isinstance(raw_rules, list):
+        raise ManifestError(path, "'rules' must be a list of [[rules]] tables")
+    if not raw_rules:
+        # identity only: the agent reports its state itself; idle unless a report says else
+        if engine < 4:
+            raise ManifestError(path, "needs at least one [[rules]] entry (or, identity only "
+                                      "for an agent that reports itself, 'engine = 4')")
+        if not (identity.commands or identity.cmdline):
+            raise ManifestError(path, "an identity-only manifest needs identify.commands or "
+                                      "identify.cmdline (its process is all that tells it)")
+        if fallback != "idle":
+            raise ManifestError(path, "an identity-only manifest's fallback is 'idle'")
     seen: set[str] = set()
     rules = [_parse_rule(path, r, i, seen, engine=engine) for i, r in enumerate(raw_rules)]
     raw_marks = data.get("marks", [])

@@ -1,16 +1,19 @@
 """PaneScreen: the emulated screen of one pane, the only thing the classifier reads.
 
 `vtstream.ByteStream` parses the bytes, `cells.Cells` holds the grid (text only). On top of
-them this screen remembers the title (OSC 0/2), the last agent-state OSC (`OSC 7501;state=…`,
-Codex), when output last arrived, and what changed since the last look.
+them this screen remembers the title (OSC 0/2), the agent's own reports (`OSC 7501;state=…`:
+every one, in order, into a `StatusBoard` with the time its bytes came, which the intake gives:
+no clock here), when output last arrived, and what changed since the last look.
 CapturedScreen is the same interface over tmux's own rendering.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
 from .cells import Cells
+from .status import MAX_PAYLOAD, StatusBoard
 from .vtstream import ByteStream
 
 
@@ -39,7 +42,12 @@ class PaneScreen:
         self._cells.osc = self._osc  # the stream reports OSCs to the screen
         self._stream = ByteStream(self._cells)
         self.title = ""
-        self.osc_state = ""      # payload of the last `OSC 7501;…` (e.g. "state=blocked:app=codex")
+        # the agent's own reports (OSC 7501), and the payload of the last root one taken (e.g.
+        # "state=blocked:app=codex"; "" once cleared): the `osc_state` region rules read
+        self.status = StatusBoard()
+        self.osc_state = ""
+        self._bytes_at = 0.0     # unix time the bytes being fed came (the intake's clock)
+        self._scan: OscScan | None = None  # a flood's bytes, only searched (note_bytes)
         self.last_output = 0.0   # time.monotonic() of the last non-empty feed
         self.dirty = True        # changed since the last `take_view()`
         self._seen_meta = ("", "")
@@ -47,13 +55,29 @@ class PaneScreen:
         self.bytes_fed = 0
 
     # -- input ------------------------------------------------------------------------------------
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes, at: float = 0.0) -> bool:
+        """Bytes the pane printed at unix time `at`; True when they changed the agent's root
+        report (a record taken, replaced or cleared)."""
         if not data:
-            return
+            return False
+        serial = self.status.serial
+        self._bytes_at = at
         self._stream.feed(data)
         self.bytes_fed += len(data)
         self.last_output = time.monotonic()
         self.dirty = True
+        return self.status.serial != serial
+
+    def note_bytes(self, data: bytes, at: float) -> bool:
+        """Bytes not parsed (a flood, dropped): their reports still count, found by search."""
+        if self._scan is None:
+            self._scan = OscScan()
+        return take_reports(self, self._scan.payloads(data), at)
+
+    def carry_reports(self, other: "PaneScreen | CapturedScreen") -> None:
+        """Go on with `other`'s reports: the same agent's screen, seeded again from tmux (a
+        resize, a flood), which keeps no trace of them."""
+        self.status, self.osc_state = other.status, other.osc_state
 
     def feed_text(self, text: str) -> None:
         """For seeding from `capture-pane -p -e`, which tmux already decoded."""
@@ -68,7 +92,7 @@ class PaneScreen:
         if code in ("0", "2"):
             self.title = payload
         elif code == "7501":
-            self.osc_state = payload
+            take_reports(self, (payload,), self._bytes_at)
 
     def resize(self, rows: int, cols: int) -> None:
         if (rows, cols) != (self.lines, self.columns):
@@ -128,16 +152,53 @@ class PaneScreen:
         return "\n".join(parts)
 
 
-_OSC_STATE = b"\x1b]7501;"  # Codex's own state report; tmux keeps no trace of it
-_OSC_MAX = 1024             # an unterminated report is waited for this far, then dropped
+def take_reports(screen: "PaneScreen | CapturedScreen", payloads, at: float) -> bool:
+    """`OSC 7501` payloads, in order, into the screen's board; True when the root report
+    changed. `osc_state` follows the root record (children never decide)."""
+    changed = False
+    for payload in payloads:
+        if screen.status.take(payload, at):
+            changed = True
+            screen.osc_state = payload if screen.status.root is not None else ""
+    if changed:
+        screen.dirty = True
+    return changed
 
 
-def _osc_end(buf: bytes, start: int) -> int:
-    """Where the OSC starting at `start` ends (BEL or ESC \\); -1 if not in `buf` (or start < 0)."""
-    if start < 0:
-        return -1
-    ends = [j for j in (buf.find(b"\x07", start), buf.find(b"\x1b\\", start)) if j >= 0]
-    return min(ends, default=-1)
+_OSC_STATE = b"\x1b]7501;"  # an agent's own state report; tmux keeps no trace of it
+# where an OSC ends, as vtstream ends it: BEL or an ESC (ST, or the next sequence's start);
+# CAN and SUB abandon it
+_OSC_END = re.compile(rb"[\x07\x1b\x18\x1a]")
+
+
+class OscScan:
+    """Every complete `OSC 7501` payload in raw bytes, in order, found by a search instead of
+    a parse, across reads: one cut by a read waits for the rest while it is no longer than a
+    payload may be (MAX_PAYLOAD, as vtstream keeps it), then it is dropped."""
+
+    def __init__(self):
+        self._tail = b""  # the start of a report cut by a read
+
+    def payloads(self, data: bytes) -> list[str]:
+        buf, self._tail, pos, found = self._tail + data, b"", 0, []
+        while True:
+            i = buf.find(_OSC_STATE, pos)
+            if i < 0:
+                # an ESC near the end may begin the next report's prefix
+                j = buf.rfind(b"\x1b", max(pos, len(buf) - len(_OSC_STATE) + 1))
+                if j >= 0 and _OSC_STATE.startswith(buf[j:]):
+                    self._tail = buf[j:]
+                return found
+            start = i + len(_OSC_STATE)
+            end = _OSC_END.search(buf, start)
+            if end is None:  # cut by the read (no later report can be complete either)
+                if len(buf) - start <= MAX_PAYLOAD:
+                    self._tail = buf[i:]
+                return found
+            ender = end.group()
+            if ender in (b"\x07", b"\x1b"):
+                found.append(buf[start:end.start()].decode("utf-8", "replace"))
+            pos = end.start() if ender == b"\x1b" else end.end()
 
 
 class CapturedScreen:
@@ -146,8 +207,8 @@ class CapturedScreen:
     tmux already emulates every pane, so reading its rendering costs a string split instead of
     a parse. The title comes from tmux's `#{pane_title}`. The OSC stream is gone from tmux's
     rendering; when the pane's bytes pass by anyway (the pipe intake), `note_bytes` picks out
-    the one OSC the rules read, Codex's `OSC 7501` state, with a byte search instead of a parse
-    (the capture intake has no bytes: rules on `osc_state` see an empty string there).
+    the agent's own reports (`OSC 7501`) with a byte search instead of a parse. The capture
+    intake reads no bytes: it never sees a report (its board stays empty, `osc_state` "").
     Same interface as PaneScreen where the sidecar uses it.
     """
 
@@ -157,30 +218,17 @@ class CapturedScreen:
         self._changed: set[int] = set()
         self.cursor_row = 0
         self.title = ""
+        self.status = StatusBoard()  # the agent's own reports (OSC 7501), from `note_bytes`
         self.osc_state = ""
         self.dirty = True
         self._seen_meta = ("", "")
         self._text = None
-        self._tail = b""  # bytes that may be the start of a report cut by a read
+        self._scan = OscScan()
 
-    def note_bytes(self, data: bytes) -> None:
-        """Bytes the pane printed (not parsed): keep the last complete `OSC 7501` payload."""
-        buf = self._tail + data
-        keep = len(_OSC_STATE) - 1
-        self._tail = buf[-keep:]
-        i = buf.rfind(_OSC_STATE)
-        end = _osc_end(buf, i)
-        if i >= 0 and end < 0:  # cut by the read: wait for the rest, within bounds
-            if len(buf) - i <= _OSC_MAX:
-                self._tail = buf[i:]
-            i = buf.rfind(_OSC_STATE, 0, i)  # an earlier complete one still counts
-            end = _osc_end(buf, i)
-        if i < 0 or end < 0:
-            return
-        payload = buf[i + len(_OSC_STATE):end].decode("utf-8", "replace")
-        if payload != self.osc_state:
-            self.osc_state = payload
-            self.dirty = True
+    def note_bytes(self, data: bytes, at: float = 0.0) -> bool:
+        """Bytes the pane printed at unix time `at` (not parsed): every complete `OSC 7501`
+        report in them, in order. True when the root report changed."""
+        return take_reports(self, self._scan.payloads(data), at)
 
     def update(self, text: str, cursor_row: int, title: str) -> bool:
         """Take a fresh capture; True if anything the rules read changed."""

@@ -26,6 +26,9 @@ MAX_MESSAGE = 2048   # bytes of a decoded message kept (pi sends at most this)
 MAX_CHILDREN = 64    # child records counted per pane; past it the oldest is forgotten
 
 _NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+# a record id: up to 8 segments joined by "/" (a sub-agent's own sub-agents), 128 bytes at most
+_ID = re.compile(r"[A-Za-z0-9_.+-]{1,64}(?:/[A-Za-z0-9_.+-]{1,64}){0,7}")
+MAX_ID = 128
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+")
 # what an error's message says it was; no word of these: api-error
 _ERROR_MARKS = (
@@ -62,7 +65,8 @@ class ProgramStatus:
             return None
         app = fields.get("app", "")
         ident = fields.get("id", "")
-        if (app and not _NAME.fullmatch(app)) or (ident and not _NAME.fullmatch(ident)):
+        if (app and not _NAME.fullmatch(app)) or (ident and not (len(ident) <= MAX_ID
+                                                                 and _ID.fullmatch(ident))):
             return None
         kind = fields.get("kind", "")
         kind = kind if state == "blocked" and kind in KINDS else ""
@@ -118,6 +122,7 @@ class StatusBoard:
                 self.children[status.id] = status.state
             return False
         if status.state == "clear":
+            self.children.clear()  # the protocol: a clear without an id removes every record
             if self.root is None:
                 return False
             self.root = None

@@ -16,6 +16,8 @@ import re
 from functools import partial
 from typing import Callable, Protocol
 
+from .status import MAX_PAYLOAD
+
 _PRINTABLE = r"[^\x00-\x1f\x7f-\x9f]"
 _CSI_SEQ = r"\x1b\[(?P<cp>[<=>?]?)(?P<cargs>[0-9:;<=>?]*)(?P<ci>[ -/]*)(?P<cf>[@-~])"
 _ESC_SEQ = r"\x1b(?P<ei>[ -/]*)(?P<ef>(?![\[\]P_^X])[0-~])"
@@ -63,7 +65,10 @@ _NUMERIC = re.compile(r"[0-9:;]*\Z")
 _PLAIN_ARGS = re.compile(r"\d{1,4}(?:;\d{1,4})*\Z")
 _MAX_PENDING = 4096  # a CSI or ESC sequence longer than this is garbage: drop its ESC, go on
 _MAX_ARGS = 64       # CSI parameters longer than this (ESC[99999999…@) are ignored whole
-_OSC_MAX = 4096      # an OSC's payload kept (a title, a state); the rest is read and dropped
+# an OSC's body kept (its code, `;`, its payload: a title, a state); one longer is read to its
+# end and dropped whole, never dispatched cut. Room for every OSC 7501 payload core/status.py
+# takes (MAX_PAYLOAD bytes are at most as many characters), so both refuse the same ones
+_OSC_MAX = MAX_PAYLOAD + 16
 _MAX_CALLS = 1024    # parsed sequences kept per pane (a hostile stream of distinct ones
                      # refills it: each costs its parse, as without the cache)
 _ESC_RUN = re.compile(r"\x1b(?:\x1b+(?=\x1b))?")
@@ -99,7 +104,8 @@ class ByteStream:
         self.screen = screen
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending = ""
-        # an open string sequence: [kind, payload pieces, payload size, ESC last (DCS)]
+        # an open string sequence: [kind, payload pieces, payload size, ESC last (DCS), cut
+        # (an OSC longer than _OSC_MAX)]
         self._string: list | None = None
         self.errors = 0          # sequences a screen method refused; counted, never raised
         self.replacements = 0    # U+FFFD produced by decoding (invalid UTF-8)
@@ -189,7 +195,7 @@ class ByteStream:
                 elif kind == _G_SKIP:
                     pass
                 elif kind == _G_STR:
-                    self._string = [m.group(_G_STR), [], 0, False]
+                    self._string = [m.group(_G_STR), [], 0, False, False]
                     pos = self._string_body(text, pos)
             except Exception:  # as above
                 self.errors += 1
@@ -204,10 +210,12 @@ class ByteStream:
             return pos + 1
         m = _STRING_END[kind].search(text, pos)
         stop = m.start() if m else len(text)
-        if kind == "]" and st[2] < _OSC_MAX:
-            piece = text[pos:min(stop, pos + _OSC_MAX - st[2])]
-            st[1].append(piece)
-            st[2] += len(piece)
+        if kind == "]" and not st[4]:
+            if st[2] + stop - pos > _OSC_MAX:
+                st[1], st[4] = [], True  # too long: dropped whole, read on to its end
+            else:
+                st[1].append(text[pos:stop])
+                st[2] += stop - pos
         if m is None:
             st[3] = text.endswith("\x1b")
             return len(text)
@@ -215,7 +223,7 @@ class ByteStream:
         ender = m.group()
         if ender in "\x18\x1a":
             return m.end()  # CAN / SUB: the string is abandoned
-        if kind == "]":
+        if kind == "]" and not st[4]:
             code, _, payload = "".join(st[1]).partition(";")
             self.screen.osc(code, payload)
         # BEL and a DCS's ST are part of the string; any other ESC starts what follows

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from .. import procs
 from ..core.catalog import Catalog
 from ..core import origin
-from ..core.combine import (REPORT_LIFETIME, PaneState, Report, combine, fresh_screen_changed_at,
-                            newest, parse_screen_option, report_in_force)
+from ..core.combine import (REPORT_LIFETIME, PaneState, RecordShown, Report, combine,
+                            fresh_screen_changed_at, newest, parse_osc_option, parse_screen_option,
+                            record_decides, record_source, report_in_force)
 from ..core.answers import Pick
 from ..core.infer import present, without_tmux_status
 from ..core.manifest import Manifest, Match
@@ -43,6 +44,7 @@ class Look:
     screen_published: str = ""  # @agentstate_screen: the sidecar's verdict and its change
     screen_changed_at: float = 0.0  # when the screen's verdict last changed (0: unknown)
     via: str | None = None  # an SSH-like client in front: the agent is inferred from the screen
+    osc: RecordShown | None = None  # the agent's own OSC record, as the sidecar published it
 
 
 EXIT_OK, EXIT_FAIL, EXIT_REFUSED = 0, 1, 3
@@ -204,11 +206,13 @@ def look(tmux: Tmux, target: str, catalog: Catalog | None = None) -> Look:
     hook = None if via else origin.proven(Report.parse(view.report), view.report, view.launch)
     session = None if via else session_report(manifest, fg)
     changed_at = fresh_screen_changed_at(view.screen_verdict, match.state, now) if match else 0.0
+    # the agent's OSC record: only a sidecar reading the pane's bytes has it (it publishes it)
+    osc = parse_osc_option(view.osc) if manifest is not None else None
     state = combine(manifest is not None, match, newest(hook, session), now, REPORT_LIFETIME,
-                    changed_at)
+                    changed_at, osc.record if osc else None)
     return Look(info, fg, manifest, screen, match, hook, session, state,
                 catalog.source(manifest.name) if manifest else "", now, view.screen_verdict,
-                changed_at, via)
+                changed_at, via, osc)
 
 
 def _inferred(tmux: Tmux, info: PaneInfo, catalog: Catalog, view) -> Manifest | None:
@@ -241,7 +245,9 @@ def explain(lk: Look) -> list[str]:
                + f" (manifest v{lk.manifest.version}, {lk.source}: {lk.manifest.path})")
     version, tested = None if lk.via else procs.agent_version(lk.fg), lk.manifest.tested
     out.append(f"release: {version or 'unknown'}; "
-               + ("the fixtures cover it" if version in tested else
+               + ("identity only: no screen rules, its own reports decide (idle without one)"
+                  if lk.manifest.identity_only else
+                  "the fixtures cover it" if version in tested else
                   f"the fixtures cover {', '.join(tested) or 'no release'}: a changed dialog "
                   "may be missed"))
     out.append(f"title: {lk.screen.title!r}")
@@ -270,17 +276,49 @@ def explain(lk: Look) -> list[str]:
         else:
             out.append(f"{name}: {rep.state} ({now - rep.at:.1f}s ago, {rep.source}, "
                        f"{report_standing(rep, lk)})")
+    out.append(f"OSC 7501: {osc_line(lk, now)}")
     st = lk.state
     why = {"screen": "the screen rules decide" if not (st and st.state == "blocked")
            else "a blocked prompt on screen always stands",
-           "hook": "a fresh report from the agent beats the remaining screen rules"}
-    out.append(f"state: {st.state} via {st.source}: {why.get(st.source, '')}" if st else "state: none")
+           "hook": ("the agent's own OSC record stands until it states another, and beats the "
+                    "remaining screen rules" if record_decides(st) else
+                    "a fresh report from the agent beats the remaining screen rules")}
+    out.append(f"state: {st.state} via {st.source}"
+               + (f" ({st.rule})" if st.source == "hook" else "")
+               + f": {why.get(st.source, '')}" if st else "state: none")
     return out
+
+
+def osc_line(lk: Look, now: float) -> str:
+    """The agent's own OSC record: what it says, its age, whether it decides and why not."""
+    if lk.osc is None:
+        return ("none published (a sidecar reading the pane's bytes, the emulate or pipe "
+                "intake, takes them; the capture intake reads no bytes)")
+    rec = lk.osc.record
+    st = rec.status
+    said = ", ".join(x for x in (
+        f"kind {st.kind}" if st.kind else "", f"msg {st.message[:80]!r}" if st.message else "",
+        f"{lk.osc.children} sub-agent record(s) working or blocked (never the pane's state)"
+        if lk.osc.children else "") if x)
+    if record_decides(lk.state):
+        standing = "in force: it decides (no expiry: the agent states each change)"
+    elif lk.match is not None and lk.match.state == "blocked":
+        standing = "not in force: a blocked prompt on screen stands over it"
+    else:
+        newer = newest(*(r for r in (lk.hook, lk.session)
+                         if r is not None and report_in_force(r, lk.at, lk.screen_changed_at)))
+        standing = (f"superseded: a newer report ({newer.source}, {newer.at - rec.at:.1f}s after "
+                    "it) is in force" if newer is not None else "in force")
+    return (f"{st.state} ({now - rec.at:.1f}s ago, {record_source(st)}"
+            + (f", {said}" if said else "") + f", {standing})")
 
 
 def report_standing(rep: Report, lk: Look) -> str:
     """In force, superseded or stale, by the rule `combine` applies (core/combine.py)."""
     if report_in_force(rep, lk.at, lk.screen_changed_at):
+        if lk.osc is not None and lk.osc.record.at >= rep.at:
+            return (f"superseded: the agent's OSC record is {lk.osc.record.at - rep.at:.1f}s "
+                    "newer")
         return "in force"
     if rep.at < lk.screen_changed_at and report_in_force(rep, lk.at):
         return (f"superseded: the screen's verdict changed {lk.screen_changed_at - rep.at:.1f}s "

@@ -80,6 +80,9 @@ def check_agents(catalog: Catalog) -> list[Finding]:
                 out.append(Finding("note", f"{command}: not on PATH"))
             elif version is None:
                 out.append(Finding("note", f"{command} ({path}): did not tell its version"))
+            elif m.identity_only:
+                out.append(Finding("ok", f"{command} {version} ({path}): identity only, its "
+                                         "state comes from its own reports (OSC 7501, hooks)"))
             elif version in m.tested or not m.tested:
                 out.append(Finding("ok", f"{command} {version} ({path}): the fixtures cover it"))
             else:

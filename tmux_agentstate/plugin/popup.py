@@ -36,12 +36,24 @@ def shown_state(r: dict) -> str:
     return "done" if r["state"] == "idle" and r.get("done") else r["state"]
 
 
+def reported(r: dict) -> str:
+    """The kind and message of the agent's own OSC report when it decides the row's state
+    ("" otherwise): "[permission] Run rm -rf build?"."""
+    from ..core.combine import parse_osc_option
+    shown = parse_osc_option(r.get("osc") or "")
+    if shown is None or not shown.decides:
+        return ""
+    st = shown.record.status
+    return " ".join(x for x in (f"[{st.kind}]" if st.kind else "", printable(st.message)) if x)
+
+
 def format_row(r: dict, now: float, width: int) -> str:
     """State, age, where (with its host, for a remote pane), agent, context in use, then the
-    prompt line or the error a turn ended in, marked; a stale remote row says how long its
-    host has been silent."""
+    prompt line or the error a turn ended in, marked, or what the agent's own report that
+    decides says (its kind, its message); a stale remote row says how long its host has been
+    silent."""
     context = f"{r['context']}%" if r.get("context") is not None else ""
-    detail = printable(r["detail"])
+    detail = reported(r) or printable(r["detail"])
     if r.get("error"):
         detail = f"[{r['error']}] {detail}"
     if r.get("stale"):

@@ -4,11 +4,11 @@
 
 The intake (intakes/) knows how screens come: it waits for bytes and says which screens
 changed. A pane whose changed rows could hold a prompt (its manifest's blocked patterns, a
-cheap pre-check) is classified at once, and only a change into or out of `blocked` is
-published at once; every `period` a sweep re-reads panes, processes and reports, classifies
-what changed and publishes (publish.py), in one batch. A hook report or a change of Claude's
-session file rings the doorbell (doorbell.py), which every intake's wait also wakes on: those
-panes are read, classified and published at once (rings.py).
+cheap pre-check) is classified at once, and only a change into or out of `blocked`, or of the
+agent's own OSC report, is published at once; every `period` a sweep re-reads panes,
+processes and reports, classifies what changed and publishes (publish.py), in one batch. A
+hook report or a change of Claude's session file rings the doorbell (doorbell.py), which every
+intake's wait also wakes on: those panes are read, classified and published at once (rings.py).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from .rings import Rings
 from .runtime import Runtime
 from .update_check import UpdateCheck
 from .watch import (NO_AGENT, PaneWatch, classify, could_be_blocked, infer_agent, mark_shown,
-                    new_watch, relisted)
+                    new_watch, record_changed, relisted)
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -169,16 +169,18 @@ class Sidecar:
 
     # -- early: a screen changed -------------------------------------------------------------
     def _early(self, changed: list[PaneWatch]) -> None:
-        """Early classification of changed panes. Only a change into or out of `blocked` is
-        published at once (that is what a person waits for); the rest waits for the sweep,
-        so a busy pane does not cost a tmux call per classification."""
+        """Early classification of changed panes. Only a change into or out of `blocked`, or
+        of the agent's own OSC report, is published at once (what a person waits for; what the
+        agent said itself); the rest waits for the sweep, so a busy pane does not cost a tmux
+        call per classification."""
         batch = Batch()
         for w in changed:
-            if not could_be_blocked(w):
+            reported = record_changed(w)  # the agent's own word: published at once
+            if not (could_be_blocked(w) or reported):
                 continue  # nothing that could start a prompt: the sweep has the rest
             self._classify(w)
             was = w.published.get("@agentstate")
-            if (w.state and w.state.state == "blocked") != (was == "blocked"):
+            if reported or (w.state and w.state.state == "blocked") != (was == "blocked"):
                 self.publish.pane(w, batch)
         if batch:
             self.publish.aggregates(list(self.panes.values()), batch)

@@ -11,7 +11,7 @@ import time
 from typing import Callable
 
 from .config import URGENCY, Config, in_own_style
-from ..core.combine import SCREEN_OPTION, screen_option
+from ..core.combine import OSC_OPTION, SCREEN_OPTION, osc_option, record_decides, screen_option
 from ..core.hostproto import clean_text
 from . import desktop
 from .notify import Notifier, ring, write_tty
@@ -26,7 +26,7 @@ PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since
                           "@agentstate_source", "@agentstate_detail", "@agentstate_seen",
                           "@agentstate_agent_version", "@agentstate_done",
                           "@agentstate_error", "@agentstate_context", "@agentstate_screen",
-                          "@agentstate_via")
+                          "@agentstate_via", "@agentstate_osc")
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -87,6 +87,14 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def osc_record(w: PaneWatch, st) -> str | None:
+    """`@agentstate_osc` for `w`: its root OSC record, children counted; None without one."""
+    root = w.screen.status.root
+    if st is None or root is None:
+        return None
+    return osc_option(root, w.screen.status.children_working(), record_decides(st))
+
+
 def detail_line(st) -> str:
     """What `@agentstate_detail` says: a prompt's line, else a mark's row, else nothing."""
     return st.detail if st.state == "blocked" else st.mark_line
@@ -136,6 +144,9 @@ class Publisher:
             "@agentstate_done": ("1" if shown_state(w) == "done" else "0") if st else None,
             # the agent is on the far side of this client ("ssh", …), inferred from the screen
             "@agentstate_via": w.via if st and w.via else None,
+            # the agent's own OSC 7501 record, whether it decided: `explain`, `send` and the
+            # popup read no bytes
+            OSC_OPTION: osc_record(w, st),
         }
         for name, value in want.items():
             if w.published.get(name, "<unset>") != value:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from .. import procs
 from ..hooks import context
 from ..core import origin
-from ..core.combine import (PaneState, Report, combine, newest, report_from_claude_session,
-                            screen_verdict_since)
+from ..core.combine import (PaneState, Report, combine, newest, record_decides,
+                            report_from_claude_session, screen_verdict_since)
 from ..core.infer import Inference, without_tmux_status
 from ..core.manifest import Manifest
 from ..core.screen import CapturedScreen, PaneScreen, ScreenView
@@ -40,6 +40,7 @@ class PaneWatch:
     screen_state: str | None = None    # the screen rules' own verdict, last classification
     screen_changed_at: float = 0.0     # unix time that verdict last changed (0: unknown)
     session: Report | None = None      # Claude's session file, as a report
+    status_serial: int = 0             # the screen's board serial at the last classification
     seen_at: float | None = None       # unix time a client last showed this pane
     shown: bool = False                # a client showed it at the last listing
     done_at: float | None = None       # unix time its turn finished while no client showed it;
@@ -98,6 +99,7 @@ def infer_agent(w: PaneWatch, manifests: dict[str, Manifest], now: float) -> boo
         log.info("%s (%s): no agent seen through %s for %gs: %s dropped", w.pane_id,
                  w.info.address, w.via, w.inference.drop, w.manifest.name)
         w.state, w.screen_state, w.screen_changed_at, w.inference.adopted = None, None, 0.0, None
+        w.screen.status.clear()  # the agent that reported is gone from the far side
     else:
         log.info("%s (%s): %s inferred from the screen through %s", w.pane_id, w.info.address,
                  manifest.name, w.via)
@@ -148,16 +150,30 @@ def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, Pa
     # restart) must not beat what the screen shows now; a newer report still does
     w.screen_changed_at = screen_verdict_since(w.screen_state, w.screen_changed_at, match.state, wall)
     w.screen_state = match.state
-    # a local hook or session file says nothing of an agent on the far side of a tunnel
+    # a local hook or session file says nothing of an agent on the far side of a tunnel (its
+    # OSC reports come through the tunnel in its own bytes: they do)
     report = newest(hook_report(w), w.session) if w.via is None else None
-    new = combine(True, match, report, wall, report_lifetime, w.screen_changed_at)
+    board = w.screen.status
+    record_news, w.status_serial = board.serial != w.status_serial, board.serial
+    new = combine(True, match, report, wall, report_lifetime, w.screen_changed_at, board.root)
+    # the agent said its turn is done: done while unseen, even if no sweep saw it working
+    said_done = (record_news and record_decides(new) and board.root is not None
+                 and board.root.status.state == "done")
     old, w.state = w.state, new
     if new == old or not (old is None or new is None or new.state != old.state):
+        if said_done and not w.shown:
+            w.done_at = wall
         return None
     w.since = wall
-    finished = old is not None and old.state == "working" and new is not None and new.state == "idle"
+    finished = said_done or (old is not None and old.state == "working" and new is not None
+                             and new.state == "idle")
     w.done_at = wall if finished and not w.shown else None
     return old, new
+
+
+def record_changed(w: PaneWatch) -> bool:
+    """The agent's root OSC record changed since the pane was last classified."""
+    return w.screen.status.serial != w.status_serial
 
 
 def hook_report(w: PaneWatch) -> Report | None:

@@ -17,7 +17,7 @@ PANE_FIELDS = ("pane_id", "pane_pid", "pane_tty", "session_name", "window_id", "
 # it comes from (core/origin.py); the title last: it may hold SEP
 VIEW_FIELDS = ("cursor_y", "pane_height", "pane_width", "cursor_x", "alternate_on",
                "scroll_region_upper", "scroll_region_lower", "@agentstate_screen",
-               "@agentstate_report", "@agentstate_launch", "pane_title")
+               "@agentstate_report", "@agentstate_launch", "@agentstate_osc", "pane_title")
 # the terminal's own answer (XTVERSION, e.g. "WezTerm 20240203") last: the terminal wrote it
 CLIENT_FIELDS = ("client_name", "client_tty", "client_control_mode", "pane_id", "session_name",
                  "window_id", "client_termname", "client_termtype")
@@ -71,6 +71,7 @@ class PaneView:
     scroll_bottom: int = -1  # -1: the last row
     launch: str = ""     # @agentstate_launch, read with the report
     screen_verdict: str = ""  # @agentstate_screen: the sidecar's screen verdict and its change
+    osc: str = ""        # @agentstate_osc: the agent's own OSC record, as the sidecar took it
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,10 @@ def _views(lines: list[str], screens: dict[str, str]) -> dict[str, PaneView]:
             continue
         try:
             top, bottom = int(m[6] or 0), int(m[7] or -1)
-            out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[11],
+            out[m[0]] = PaneView(screens[m[0]], int(m[1] or 0), int(m[2]), int(m[3]), m[12],
                                  report=m[9], cursor_x=int(m[4] or 0), alternate_on=m[5] == "1",
                                  scroll_top=top, scroll_bottom=bottom, launch=m[10],
-                                 screen_verdict=m[8])
+                                 screen_verdict=m[8], osc=m[11])
         except (IndexError, ValueError):
             continue
     return out

@@ -157,7 +157,7 @@ class Reading:
         fields = ("pane_id", "session_name", "window_index", "pane_index", "@agentstate",
                   "@agentstate_agent", "@agentstate_since", "@agentstate_source", "window_name",
                   "@agentstate_agent_version", "@agentstate_done", "@agentstate_error",
-                  "@agentstate_context", "@agentstate_via",
+                  "@agentstate_context", "@agentstate_via", "@agentstate_osc",
                   "@agentstate_detail")  # the detail last: it may hold the separator
         fmt = SEP.join(f"#{{{f}}}" for f in fields)
         rows = []
@@ -173,8 +173,10 @@ class Reading:
                          "context": int(p[12]) if p[12].isdigit() else None,
                          # an ssh pane's (or mosh, docker…): the agent is on the far side
                          "via": p[13] or None,
+                         # the agent's own OSC record (core/combine.py: osc_option), as set
+                         "osc": p[14],
                          # stored with '#' doubled for status lines; give the text back
-                         "detail": SEP.join(p[14:]).replace("##", "#")})
+                         "detail": SEP.join(p[15:]).replace("##", "#")})
         return rows
 
     def client_pane(self, client: str) -> str | None:

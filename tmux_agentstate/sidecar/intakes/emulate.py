@@ -55,21 +55,26 @@ class EmulateIntake(PipedIntake):
         w = self._all.get(pane_id)
         if not data or w is None:
             return
-        now = time.monotonic()
+        now, wall = time.monotonic(), time.time()  # `wall`: when the agent's reports came
         w.last_byte = now
-        if w.flooding:
-            return  # dropped; the screen is tmux's, re-read every sweep until the flood stops
         c = self.config
-        if w.window_bytes + len(data) > c.flood_bytes:
+        if not w.flooding and w.window_bytes + len(data) > c.flood_bytes:
             self._flood(w, f"> {c.flood_bytes} bytes a sweep")
+        if w.flooding:
+            # dropped; the screen is tmux's, re-read every sweep until the flood stops. The
+            # agent's own reports in them still count (a search, not a parse)
+            if w.screen.note_bytes(data, wall):
+                w.due = now
             return
         w.window_bytes += len(data)
         started = time.perf_counter()
-        w.screen.feed(data)
+        reported = w.screen.feed(data, wall)
         w.window_parse += time.perf_counter() - started
         if w.window_parse > c.flood_seconds:
             self._flood(w, f"> {c.flood_seconds * 1000:.0f} ms of parsing a sweep")
-        if w.due is None:
+        if reported:  # the agent's own report changed: classified and published at once
+            w.due = now
+        elif w.due is None:
             w.due = max(now + c.settle, w.last_classified + c.min_gap)
 
     def _flood(self, w: PaneWatch, why: str) -> None:
@@ -115,9 +120,9 @@ class EmulateIntake(PipedIntake):
             for w in want:
                 view = views.get(w.pane_id)
                 if view is not None:
-                    osc_state = w.screen.osc_state  # tmux keeps no trace of it
+                    old = w.screen
                     w.screen = seeded_screen(view)
-                    w.screen.osc_state = osc_state
+                    w.screen.carry_reports(old)  # tmux keeps no trace of them
                     w.need_seed = False
         for w in mine:
             w.window_bytes, w.window_parse = 0, 0.0

@@ -2,8 +2,9 @@
 screens of all panes that printed are read as tmux itself rendered them (`capture-pane -p`,
 one round trip), at most every `read_gap` (longer, up to `read_gap_max`, while many panes
 print at once), by the sweep if one falls due meanwhile. tmux has parsed those bytes already;
-a quiet pane costs nothing. Codex's `OSC 7501` state, which tmux keeps no trace of, is picked
-out of the bytes by a search."""
+a quiet pane costs nothing. The agent's own reports (`OSC 7501`), which tmux keeps no trace of,
+are picked out of the bytes by a search; a change of its root report is classified and
+published at the next wake, without waiting for a read of screens."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,6 +27,7 @@ class PipeIntake(PipedIntake):
         self._last_read = 0.0
         self._read_gap = self.config.read_gap
         self._captured: list[PaneWatch] = []
+        self._reported: list[PaneWatch] = []  # panes whose agent's root report changed
 
     def attach(self, w: PaneWatch, batch: Batch) -> bool:
         if self._foreign(w.info):
@@ -51,12 +53,18 @@ class PipeIntake(PipedIntake):
                 self._on_readable(pane_id)
             now = time.monotonic()
             if self._read_at <= now < until:
-                return Wake(self._read_screens(now))
-            return Wake()
+                return Wake(self._take_reported(self._read_screens(now)))
+            return Wake(self._take_reported())
         ready, rung = self._ready(until - now)
         for pane_id in ready:
             self._on_readable(pane_id)
-        return Wake(coalesce=bool(ready) and self._read_at is None, rung=rung)
+        return Wake(self._take_reported(), coalesce=bool(ready) and self._read_at is None,
+                    rung=rung)
+
+    def _take_reported(self, changed: list[PaneWatch] = ()) -> list[PaneWatch]:
+        """`changed`, and the panes whose agent's root report changed since the last wake."""
+        reported, self._reported = self._reported, []
+        return list(changed) + [w for w in reported if w not in changed and self._all.get(w.pane_id) is w]
 
     def _on_readable(self, pane_id: str) -> None:
         data = self.fifos.read(pane_id, PIPE_DRAIN)  # drained whole, a flood included
@@ -65,7 +73,8 @@ class PipeIntake(PipedIntake):
             return
         now = time.monotonic()
         w.last_byte = now
-        w.screen.note_bytes(data)
+        if w.screen.note_bytes(data, time.time()) and w not in self._reported:
+            self._reported.append(w)
         self._want_read(w, now)
 
     def _want_read(self, w: PaneWatch, now: float) -> None:

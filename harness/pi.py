@@ -251,8 +251,11 @@ class Ctx(common.Ctx):
         return scr
 
     def prompt(self, text: str) -> None:
-        """Type a prompt and make sure a turn started (the Working loader was drawn)."""
-        self.type_and_submit(text, lambda mark: WORKING.encode() in self.new_bytes(mark))
+        """Type a prompt and make sure a turn started: the Working loader was drawn or (1.x) pi
+        reported working or blocked. 1.6.0 can put a gate up before its loader is ever drawn (the
+        mock answers at once); another Enter then would answer the gate."""
+        started = (WORKING.encode(), b"7501;state=working", b"7501;state=blocked")
+        self.type_and_submit(text, lambda mark: any(s in self.new_bytes(mark) for s in started))
 
     def take(self, dest: Path, settle: float | None) -> dict:
         # the spinner redraws every 80 ms: keep tmux's screen for exactly the copied bytes

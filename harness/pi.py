@@ -184,9 +184,10 @@ dns.lookup = function (host, ...rest) {
 """
 
 
-# 1.0 (the @earendil-works package; seen 1.0.3) needs node >= 22.19, and reports its state with
-# OSC 7501 (program status: working / blocked / done / error / idle) when PI_PROGRAM_STATUS=1
-# (it otherwise asks the terminal, and tmux never answers).
+# 1.0 (the @earendil-works package; seen 1.0.3) needs node >= 22.19. From 1.1.0 on (changelog;
+# seen 1.3.0, 1.6.0; 1.0.3 writes none) pi reports its state with OSC 7501 (program status:
+# working / blocked / done / error / idle) when PI_PROGRAM_STATUS=1 (it otherwise asks the
+# terminal, and tmux never answers); the variable is set for every 1.x.
 def needs_new_node() -> bool:
     return not older_than("1.0.0")
 
@@ -251,11 +252,18 @@ class Ctx(common.Ctx):
         return scr
 
     def prompt(self, text: str) -> None:
-        """Type a prompt and make sure a turn started: the Working loader was drawn or (1.x) pi
-        reported working or blocked. 1.6.0 can put a gate up before its loader is ever drawn (the
-        mock answers at once); another Enter then would answer the gate."""
+        """Type a prompt and make sure a turn started: the Working loader was drawn, pi reported
+        working or blocked (1.1.0 on), or a dialog is up. 1.x can put a dialog up before its
+        loader is ever drawn (the mock answers at once); another Enter would answer it."""
         started = (WORKING.encode(), b"7501;state=working", b"7501;state=blocked")
-        self.type_and_submit(text, lambda mark: any(s in self.new_bytes(mark) for s in started))
+        self.type_and_submit(text, lambda mark: any(s in self.new_bytes(mark) for s in started)
+                             or self.dialog_up())
+
+    def dialog_up(self) -> bool:
+        """A dialog's key hints on tmux's screen (no prompt() starts with one up: a turn whose
+        dialog came before any loader frame, on a release without OSC 7501, e.g. 1.0.3)."""
+        scr = self.rec.screen()
+        return GATE_HINT in scr or QUESTION_HINT in scr
 
     def take(self, dest: Path, settle: float | None) -> dict:
         # the spinner redraws every 80 ms: keep tmux's screen for exactly the copied bytes

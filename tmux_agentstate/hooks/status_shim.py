@@ -79,10 +79,13 @@ def _claim_for(pid: int, env: dict) -> None:
     """The launch recorded "TOKEN SHIMPID" on its pane (proof of origin: hooks/report.py checks
     that the agent running a hook is the launched pid); the agent is this pid: record it instead,
     only while the pane still holds that record, and give the agent its own pid."""
-    from ..core.origin import LAUNCH_OPTION, LAUNCH_PID_ENV, TOKEN_ENV
+    import re
+
+    from ..core.origin import LAUNCH_OPTION, LAUNCH_PID_ENV, TOKEN, TOKEN_ENV
     token, launched = env.get(TOKEN_ENV) or "", env.get(LAUNCH_PID_ENV) or ""
     pane, socket = env.get("TMUX_PANE") or "", (env.get("TMUX") or "").split(",")[0]
-    if not (token and launched and pane.startswith("%") and socket):
+    if not (TOKEN.fullmatch(token) and launched.isdigit() and re.fullmatch(r"%\d+", pane)
+            and socket):
         return
     env[LAUNCH_PID_ENV] = str(pid)
     subprocess.run(["tmux", "-S", socket, "if-shell", "-F", "-t", pane,
@@ -120,8 +123,9 @@ def _keeper(slave: int, status_w: int, program: str, argv: list[str], env: dict)
         signal.set_wakeup_fd(-1)
         for sig in HANDLED:
             signal.signal(sig, signal.SIG_DFL)
-        for sig in (signal.SIGTTOU, signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP):
-            signal.signal(sig, signal.SIG_IGN)  # a shell's own stance: the agent is in front
+        for sig in (signal.SIGTTOU, signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # a shell's stance: the agent is in front; the
+            # shim passes a hangup on itself, and we stay to tell it the agent's exit status
         os.setsid()
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
         pid = os.fork()
@@ -156,14 +160,18 @@ class Shim:
         self.saved = None         # our tty's modes before raw mode
         self.to_agent = bytearray()
         self.pane_open = True     # our tty still gives input
+        self.master_open = True   # the agent's pty (closed when the pane is: its hangup)
         self.pane_writable = True
         self.watch = QueryWatch()
 
     # -- our terminal ------------------------------------------------------------------------
     def raw(self) -> None:
-        if self.saved is None:
-            self.saved = termios.tcgetattr(0)
-        tty.setraw(0, termios.TCSANOW)
+        try:
+            if self.saved is None:
+                self.saved = termios.tcgetattr(0)
+            tty.setraw(0, termios.TCSANOW)
+        except (OSError, termios.error):
+            pass  # the pane is gone (a SIGCONT comes with its hangup): nothing to set
 
     def restore(self) -> None:
         if self.saved is not None:
@@ -215,23 +223,22 @@ class Shim:
 
     def loop(self, status_r: int, wake_r: int) -> None:
         lines = b""
-        master_open = True
         while self.status is None:
-            reads = [wake_r, status_r] + ([self.master] if master_open else [])
+            reads = [wake_r, status_r] + ([self.master] if self.master_open else [])
             if self.pane_open and len(self.to_agent) < INPUT_LIMIT:
                 reads.append(0)
-            writes = [self.master] if self.to_agent and master_open else []
+            writes = [self.master] if self.to_agent and self.master_open else []
             try:
                 readable, writable, _ = select.select(reads, writes, [])
             except InterruptedError:
                 continue
             if wake_r in readable:
                 self.signals(os.read(wake_r, 64))
-            if self.master in readable and master_open:
-                master_open = self.from_agent()
+            if self.master_open and self.master in readable:
+                self.master_open = self.from_agent()
             if 0 in readable:
                 self.from_pane()
-            if self.master in writable:
+            if self.master_open and self.master in writable:
                 self.flush_to_agent()
             if status_r in readable:
                 data = os.read(status_r, 4096)
@@ -243,8 +250,8 @@ class Shim:
                     self.keeper_said(line)
         # the agent is gone: what it wrote last is still in the pty (read it; a process it
         # left behind may hold the pty open, so only while more comes at once)
-        while master_open and select.select([self.master], [], [], 0.05)[0]:
-            master_open = self.from_agent()
+        while self.master_open and select.select([self.master], [], [], 0.05)[0]:
+            self.master_open = self.from_agent()
 
     def keeper_said(self, line: bytes) -> None:
         kind, value = line[:1], line[1:]
@@ -288,10 +295,11 @@ class Shim:
             return False
         if not data:
             return False
-        if self.watch.feed(data):
-            # into the agent's input before the DA1 that follows the query reaches tmux
+        if self.watch.feed(data) and len(self.to_agent) < INPUT_LIMIT:
+            # into the agent's input before the DA1 that follows the query reaches tmux (one
+            # reply per read: a program that floods queries gets no flood of replies)
             self.to_agent += REPLY
-            self.flush_to_agent(wait=1.0)
+            self.flush_to_agent(wait=0.2)
         if self.pane_writable:
             try:
                 self.write_all(data)
@@ -312,9 +320,12 @@ class Shim:
             if e.errno == errno.EINTR:
                 return
             data = b""
-        if not data:  # hung up: the pane closed
-            self.pane_open = False
+        if not data:  # hung up: the pane closed. So does the agent's terminal, as it would have
+            self.pane_open = False  # without us: SIGHUP to it, then its reads end
             self.kill(signal.SIGHUP, group=True)
+            if self.master_open:
+                self.master_open = False
+                os.close(self.master)
             return
         self.to_agent += data
         self.flush_to_agent()

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 OSC = re.compile(rb"\x1b\]7501;([^\x07\x1b]*)(?:\x07|\x1b\\)")
 TICK = os.sysconf("SC_CLK_TCK")
+_RUNS = __import__("itertools").count()
 DIALOG = "Do you want to proceed?"
 STAMPER = r'''
 import os, struct, sys, time
@@ -59,6 +60,15 @@ def cpu_seconds(pid: int) -> float:
 def rss_kb(pid: int) -> int:
     for line in open(f"/proc/{pid}/status"):
         if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def pss_kb(pid: int) -> int:
+    """Proportional set size: pages shared with another process (the keeper is a fork of the
+    shim) count in part."""
+    for line in open(f"/proc/{pid}/smaps_rollup"):
+        if line.startswith("Pss:"):
             return int(line.split()[1])
     return 0
 
@@ -86,7 +96,7 @@ def time_at(index, offset: int) -> float:
 # -- session: the real Claude Code -----------------------------------------------------------------
 class Pane:
     def __init__(self, sock: str, name: str, cmd: str, cwd: Path, stamp: Path):
-        self.sock, self.name = sock, name
+        self.sock, self.name, self.stamp = sock, name, stamp
         self.pane = self.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "36", "-c",
                               str(cwd), "-P", "-F", "#{pane_id} #{pane_pid}", cmd).split()
         self.pane, self.pid = self.pane[0], int(self.pane[1])
@@ -153,8 +163,17 @@ def idle(scr: str) -> bool:
 
 
 def run_session(shim: bool, mock, base: Path, sock: str) -> dict:
-    import claude as hclaude
     tag = "shim" if shim else "plain"
+    env, proj = claude_home(base, tag, mock)
+    cmd = launch_command(env, shim)
+    stamp = base / f"{tag}.stamped"
+    t0 = time.monotonic()
+    pane = Pane(sock, tag, cmd, proj, stamp)
+    return drive(pane, shim, t0)
+
+
+def claude_home(base: Path, tag: str, mock) -> tuple[dict, Path]:
+    import claude as hclaude
     home, proj = base / f"home-{tag}", base / f"proj-{tag}"
     home.mkdir()
     proj.mkdir()
@@ -168,12 +187,17 @@ def run_session(shim: bool, mock, base: Path, sock: str) -> dict:
            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
            "ANTHROPIC_API_KEY": hclaude.KEY, "DISABLE_AUTOUPDATER": "1",
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "1"}
+    return env, proj
+
+
+def launch_command(env: dict, shim: bool) -> str:
     argv = [sys.executable, "-m", "tmux_agentstate", "launch"] + (["--status-shim"] if shim else []) \
         + ["claude", "--permission-mode", "manual"]
-    cmd = "exec env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(argv)
-    stamp = base / f"{tag}.stamped"
-    t0 = time.monotonic()
-    pane = Pane(sock, tag, cmd, proj, stamp)
+    return "exec env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(argv)
+
+
+def drive(pane: Pane, shim: bool, t0: float) -> dict:
+    stamp = Path(pane.stamp)
     marks = {"start": t0}
     pane.wait(idle, "the input box", 90)
     marks["ready"] = time.monotonic()
@@ -204,7 +228,12 @@ def run_session(shim: bool, mock, base: Path, sock: str) -> dict:
     if shim:
         keeper = [int(p) for p in open(f"/proc/{pane.pid}/task/{pane.pid}/children").read().split()]
         cost = {"shim_cpu_s": cpu_seconds(pane.pid), "shim_rss_kb": rss_kb(pane.pid),
-                "keeper_rss_kb": sum(rss_kb(k) for k in keeper)}
+                "keeper_rss_kb": sum(rss_kb(k) for k in keeper),
+                "shim_pss_kb": pss_kb(pane.pid), "keeper_pss_kb": sum(pss_kb(k) for k in keeper)}
+    agent_pid = int(pane.tmux("display-message", "-p", "-t", pane.pane, "#{pane_pid}"))
+    cost["claude_cpu_s"] = _agent_cpu(agent_pid, shim)
+    cost["launch_record"] = pane.tmux("display-message", "-p", "-t", pane.pane, "#{@agentstate_launch}")
+    cost["last_hook_report"] = pane.tmux("display-message", "-p", "-t", pane.pane, "#{@agentstate_report}")
     cost["wall_s"] = marks["end"] - t0
     pane.stop()
     data, index = read_stamped(stamp)
@@ -212,6 +241,30 @@ def run_session(shim: bool, mock, base: Path, sock: str) -> dict:
     oscs = [(time_at(index, m.start()), m.group(1).decode("utf-8", "replace")) for m in OSC.finditer(data)]
     return {"marks": marks, "oscs": oscs, "screens": pane.screens, "cost": cost,
             "identity": identity, "pane": pane}
+
+
+def _agent_cpu(pane_pid: int, shim: bool) -> float:
+    """Claude's own CPU time (behind the shim: the keeper's child)."""
+    pid = pane_pid
+    if shim:
+        keeper = int(open(f"/proc/{pane_pid}/task/{pane_pid}/children").read().split()[0])
+        pid = int(open(f"/proc/{keeper}/task/{keeper}/children").read().split()[0])
+    return cpu_seconds(pid)
+
+
+def time_to_input_box(shim: bool, mock, base: Path, sock: str, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        tag = f"start{next(_RUNS)}"
+        env, proj = claude_home(base, tag, mock)
+        cmd = launch_command(env, shim)
+        t0 = time.monotonic()
+        pane = Pane(sock, tag, cmd, proj, base / f"{tag}.stamped")
+        pane.wait(idle, "the input box", 90)
+        out.append(time.monotonic() - t0)
+        pane.stop()
+        pane.tmux("kill-session", "-t", pane.name)
+    return out
 
 
 def report_session(tag: str, r: dict) -> None:
@@ -225,17 +278,25 @@ def report_session(tag: str, r: dict) -> None:
         if kind == "osc":
             what = re.sub(r"msg=([A-Za-z0-9+/=]+)", lambda m: "msg=" + repr(_b64(m.group(1))), what)
         print(f"   {t - t0:8.3f}s  {kind:6} {what}")
-    # how far each OSC state led the screen showing the same state
-    leads = []
+    # how far each change of the OSC state led the screen's change to the same state (the
+    # nearest one in time, within 2 s; a repeat of a state with a new msg is not a change)
+    last = None
     for t, payload in r["oscs"]:
         state = payload.split(":")[0].removeprefix("state=")
+        if state == last or payload == "?":
+            continue
+        last = state
         want = {"blocked": "blocked", "working": "working", "idle": "idle", "done": "idle",
                 "error": "idle(error)"}.get(state)
-        later = [ts for ts, s in r["screens"] if s.startswith(want or "-") and ts >= t - 1.0]
-        if want and later:
-            leads.append((state, (later[0] - t) * 1000))
-    for state, ms in leads:
-        print(f"   lead of OSC {state:8} over the screen: {ms:7.1f} ms")
+        near = [ts for ts, scr in r["screens"] if scr == want and abs(ts - t) < 2.0]
+        kind = re.search(r"kind=(\w+)", payload)
+        name = state + (f"({kind.group(1)})" if kind else "")
+        if near:
+            ms = (min(near, key=lambda ts: abs(ts - t)) - t) * 1000
+            print(f"   OSC {name:18} led the screen's {want:11} by {ms:7.1f} ms")
+        else:
+            print(f"   OSC {name:18} has no screen state of its own (the screen shows "
+                  f"{[scr for ts, scr in r['screens'] if ts <= t + 0.5][-1:]})")
     print(f"   cost: {r['cost']}")
 
 
@@ -247,7 +308,7 @@ def _b64(text: str) -> str:
         return "?"
 
 
-def part_session() -> None:
+def part_session(starts: int) -> None:
     import claude as hclaude
     if not hclaude.BIN.exists():
         print(f"Claude Code is not installed at {hclaude.BIN}: scripts/install-agents")
@@ -259,6 +320,14 @@ def part_session() -> None:
         for shim in (False, True):
             r = run_session(shim, mock, base, sock)
             report_session("with the shim" if shim else "baseline (no shim)", r)
+        if starts:
+            times = {shim: [] for shim in (False, True)}
+            for _ in range(starts):  # alternated: the machine's load falls on both alike
+                for shim in (False, True):
+                    times[shim] += time_to_input_box(shim, mock, base, sock, 1)
+            print(f"\n== start-up to the input box, {starts} runs each (median, max)")
+            for shim, ts in times.items():
+                print(f"   {'shim' if shim else 'plain':6}: {statistics.median(ts):.3f} s, {max(ts):.3f} s")
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
         mock.close()
@@ -353,11 +422,12 @@ def main() -> int:
     ap.add_argument("--part", choices=("session", "relay", "all"), default="all")
     ap.add_argument("--keys", type=int, default=200)
     ap.add_argument("--flood-mb", type=int, default=64)
+    ap.add_argument("--starts", type=int, default=5, help="start-ups timed per mode")
     a = ap.parse_args()
     if a.part in ("relay", "all"):
         part_relay(a.keys, a.flood_mb)
     if a.part in ("session", "all"):
-        part_session()
+        part_session(a.starts)
     return 0
 
 

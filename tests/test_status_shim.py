@@ -263,6 +263,8 @@ def test_the_pane_is_still_claude_and_its_hooks_still_prove_their_origin(tmux_se
     fg = procs.foreground(sh.pane_pid)
     assert fg is not None and fg.pgid == agent and agent in fg.pids and fg.hint == "claude"
     assert Catalog().for_foreground(fg).name == "claude"
+    # tmux names the pane's command (and a window's automatic name) after the agent, not python
+    assert tmux_server.cmd("display-message", "-p", "-t", sh.pane, "#{pane_current_command}") == "claude"
     record = LaunchRecord.parse(tmux_server.option(sh.pane, "@agentstate_launch"))
     assert record is not None and record.pid == agent  # the agent's pid, not the shim's
     sh.type("hook PermissionRequest")
@@ -302,8 +304,9 @@ hclaude = _real_claude()
 
 
 @pytest.mark.skipif(not hclaude.BIN.exists(), reason=f"Claude Code is not installed in {hclaude.PREFIX}")
-def test_real_claude_through_the_shim_writes_its_state_into_the_panes_bytes(tmux_server, tmp_path):
+def test_real_claude_through_the_shim_writes_its_state_into_the_panes_bytes(tmux_server, sidecar, tmp_path):
     from test_real_agents import AgentPane, claude_env
+    sc = sidecar(interval=0.3).start()
     mock = hclaude.Mock(tmp_path / "requests.jsonl")
     env, proj = claude_env(tmp_path, mock)
     raw = tmp_path / "pane.raw"
@@ -317,10 +320,18 @@ def test_real_claude_through_the_shim_writes_its_state_into_the_panes_bytes(tmux
         wait_for(lambda: b"idle" in states(), timeout=20, message="Claude's own idle report")
         agent.type("set up the build output RUNCMD mkdir -p build")
         agent.keys("Enter")
-        wait_for(lambda: b"blocked" in states(), timeout=60, message=f"blocked: {states()}")
+        wait_for(lambda: b"blocked" in states(), timeout=60, message="Claude's blocked report")
         blocked = re.search(rb"\x1b\]7501;(state=blocked[^\x07\x1b]*)", raw.read_bytes()).group(1)
         assert b":kind=permission" in blocked
         agent.wait_text("Do you want to proceed?", timeout=20)
+        # the sidecar sees the pane as Claude's, through the shim
+        try:
+            wait_for(lambda: tmux_server.state(agent.pane) == "blocked", message="@agentstate blocked")
+        except AssertionError:
+            log = (sc.runtime_dir() / "sidecar.log").read_text(errors="replace")
+            raise AssertionError(" ".join(tmux_server.option(agent.pane, o) or "-" for o in (
+                "@agentstate", "@agentstate_agent", "@agentstate_source")) + "\n" + log[-3000:]) from None
+        assert tmux_server.option(agent.pane, "@agentstate_agent") == "claude"
         time.sleep(0.5)  # keys sent while the dialog is still being drawn are lost
         agent.keys("Enter")
         try:

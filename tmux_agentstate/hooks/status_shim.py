@@ -31,7 +31,6 @@ import fcntl
 import os
 import select
 import signal
-import subprocess
 import sys
 import termios
 import tty
@@ -80,6 +79,7 @@ def _claim_for(pid: int, env: dict) -> None:
     that the agent running a hook is the launched pid); the agent is this pid: record it instead,
     only while the pane still holds that record, and give the agent its own pid."""
     import re
+    import subprocess
 
     from ..core.origin import LAUNCH_OPTION, LAUNCH_PID_ENV, TOKEN, TOKEN_ENV
     token, launched = env.get(TOKEN_ENV) or "", env.get(LAUNCH_PID_ENV) or ""
@@ -105,8 +105,8 @@ def _agent(slave: int, program: str, argv: list[str], env: dict) -> None:
             signal.signal(sig, signal.SIG_DFL)
         try:
             _claim_for(os.getpid(), env)
-        except (OSError, subprocess.SubprocessError):
-            pass  # the launch's record stays; the agent's hooks will not count: the screen does
+        except Exception:  # noqa: BLE001 - OSError, a timeout: the launch's record stays, so
+            pass  # the agent's hooks will not count; its screen (and its OSC reports) still do
         os.execvpe(program, argv, env)
     except BaseException as e:  # noqa: BLE001 - nothing may return into the shim's loop
         try:
@@ -128,9 +128,12 @@ def _keeper(slave: int, status_w: int, program: str, argv: list[str], env: dict)
             # shim passes a hangup on itself, and we stay to tell it the agent's exit status
         os.setsid()
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+        exec_r, exec_w = os.pipe()  # close-on-exec: its end says the agent runs (or died)
         pid = os.fork()
         if pid == 0:
+            os.close(exec_r)
             _agent(slave, program, argv, env)
+        os.close(exec_w)
         try:
             os.setpgid(pid, pid)  # both sides set it: whichever runs first (the shells' way)
         except OSError:
@@ -140,6 +143,8 @@ def _keeper(slave: int, status_w: int, program: str, argv: list[str], env: dict)
         except OSError:
             pass
         os.write(status_w, b"P%d\n" % pid)
+        os.read(exec_r, 1)
+        os.write(status_w, b"E\n")
         while True:
             _, status = os.waitpid(pid, os.WUNTRACED)
             if os.WIFSTOPPED(status):
@@ -257,6 +262,8 @@ class Shim:
         kind, value = line[:1], line[1:]
         if kind == b"P":
             self.agent = int(value)
+        elif kind == b"E":  # the agent runs: take its name (see name_as)
+            name_as(self.program)
         elif kind == b"X":
             self.status = int(value)
         elif kind == b"S":  # the agent stopped (Ctrl-Z): so do we, in the pane's shell
@@ -344,6 +351,35 @@ class Shim:
             del self.to_agent[:n]
 
 
+def show_as(program: str) -> None:
+    """Make this process's command line read `AGENT (tmux-agentstate status shim)`: tmux names
+    a pane's command (`#{pane_current_command}`, so a window's automatic name) after argv[0]
+    of the pane's foreground, which would read `python` instead of the agent. The argv area is
+    overwritten in place (as setproctitle does), never past its end; where /proc does not say
+    where it is, nothing changes."""
+    try:
+        import ctypes
+        fields = open("/proc/self/stat", "rb").read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (stat fields 48, 49)
+        title = os.path.basename(program).encode(errors="replace") + b"\0(tmux-agentstate status shim)"
+        if end - start > 1 and start:
+            ctypes.memmove(start, title[:end - start - 1].ljust(end - start, b"\0"), end - start)
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+
+
+def name_as(program: str) -> None:
+    """Take the agent's name as this process's own (`comm`, what `ps` and `top` show) once the
+    agent runs: the sidecar notices what is in front of a pane changed by the name of its
+    foreground's leader (procs.foreground_key), and the launch before us was `python` too."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, os.path.basename(program).encode(errors="replace")[:15], 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
 def exit_like(status: int) -> int:
     """Leave the way the agent left: its exit code, or death by its signal."""
     if os.WIFSIGNALED(status):
@@ -366,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     env = dict(os.environ)
     env.pop(SHIM_ENV, None)
+    show_as(argv[1])
     try:
         status = Shim(argv[0], argv[1:], env).run()  # our tty is back as it was, whatever happened
     except Exception as e:  # noqa: BLE001 - one line, never a traceback

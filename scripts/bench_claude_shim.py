@@ -202,6 +202,7 @@ def drive(pane: Pane, shim: bool, t0: float) -> dict:
     pane.wait(idle, "the input box", 90)
     marks["ready"] = time.monotonic()
     time.sleep(1.0)
+    cpu_ready = cpu_seconds(pane.pid)  # the launch's own CPU before it became the shim is in it
     identity = None
     if shim:
         from tmux_agentstate import procs
@@ -227,7 +228,9 @@ def drive(pane: Pane, shim: bool, t0: float) -> dict:
     cost = {}
     if shim:
         keeper = [int(p) for p in open(f"/proc/{pane.pid}/task/{pane.pid}/children").read().split()]
-        cost = {"shim_cpu_s": cpu_seconds(pane.pid), "shim_rss_kb": rss_kb(pane.pid),
+        cost = {"shim_cpu_s (launch's python included)": cpu_seconds(pane.pid),
+                "shim_cpu_s from the input box to the end": cpu_seconds(pane.pid) - cpu_ready,
+                "shim_rss_kb": rss_kb(pane.pid),
                 "keeper_rss_kb": sum(rss_kb(k) for k in keeper),
                 "shim_pss_kb": pss_kb(pane.pid), "keeper_pss_kb": sum(pss_kb(k) for k in keeper)}
     agent_pid = int(pane.tmux("display-message", "-p", "-t", pane.pane, "#{pane_pid}"))

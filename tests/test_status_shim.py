@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import wait_for
+from test_wheel import wheel_venv  # noqa: F401 (a fixture)
 from tmux_agentstate import procs
 from tmux_agentstate.core.catalog import Catalog
 from tmux_agentstate.core.origin import LaunchRecord
@@ -111,12 +112,13 @@ class Shell:
     def screen(self) -> str:
         return self.server.cmd("capture-pane", "-p", "-t", self.pane)
 
-    def launch(self, *args: str, shim: bool = True) -> None:
+    def launch(self, *args: str, shim: bool = True,
+               launcher: str = f"{shlex.quote(sys.executable)} -m tmux_agentstate") -> None:
         """Run the launch with the tty's modes saved before and after, and its exit status."""
         d = shlex.quote(str(self.dir))
         flag = " --status-shim" if shim else ""
-        self.type(f"stty -g > {d}/tty.before; {shlex.quote(sys.executable)} -m tmux_agentstate "
-                  f"launch{flag} claude {shlex.join(args)}; echo $? > {d}/exit; stty -g > {d}/tty.after")
+        self.type(f"stty -g > {d}/tty.before; {launcher} launch{flag} claude {shlex.join(args)}; "
+                  f"echo $? > {d}/exit; stty -g > {d}/tty.after")
         wait_for(lambda: "STANDIN READY" in self.screen(), timeout=20, message="the stand-in up")
 
     def log(self) -> list[str]:
@@ -273,6 +275,21 @@ def test_the_pane_is_still_claude_and_its_hooks_still_prove_their_origin(tmux_se
     assert (state, source, token) == ("blocked", "hook:claude:PermissionRequest", record.token)
     sh.type("exit 0")
     assert sh.exit_status() == 0
+
+
+def test_from_the_wheel_the_query_is_answered_and_the_hooks_prove_their_origin(tmux_server, tmp_path, wheel_venv):
+    """As a user gets it: the installed wheel's `tmux-agentstate launch --status-shim`."""
+    venv, _, _ = wheel_venv
+    sh = Shell(tmux_server, tmp_path)
+    sh.launch(launcher=str(venv / "bin" / "tmux-agentstate"))
+    assert sh.probe().startswith(REPLY)
+    sh.type("hook Stop")
+    wait_for(lambda: sh.logged("HOOKED"), message="the hook ran")
+    record = LaunchRecord.parse(tmux_server.option(sh.pane, "@agentstate_launch"))
+    assert record.pid == sh.agent_pid()
+    assert tmux_server.option(sh.pane, "@agentstate_report").split()[2:] == ["hook:claude:Stop", record.token]
+    sh.type("exit 0")
+    assert sh.exit_status() == 0 and sh.tty_restored()
 
 
 def test_without_a_terminal_launch_runs_the_agent_plainly_with_one_line(tmp_path):

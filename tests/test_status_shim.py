@@ -245,6 +245,32 @@ def test_a_closed_pane_hangs_up_the_agents_terminal_too(tmux_server, tmp_path):
              message="the shim and the agent gone")
 
 
+def test_a_killed_shim_still_hangs_up_the_agent(tmux_server, tmp_path):
+    """SIGKILL cannot be caught: the keeper passes the hangup on, so no agent is left running
+    on a terminal nobody reads (the pane's tty stays raw: `stty sane`)."""
+    sh = Shell(tmux_server, tmp_path)
+    sh.launch()
+    shim, agent = procs.foreground_pgid(sh.pane_pid), sh.agent_pid()
+    os.kill(shim, signal.SIGKILL)
+    wait_for(lambda: sh.logged("EOF") and sh.logged("SIGHUP"), message=f"the hangup: {sh.log()}")
+    wait_for(lambda: not os.path.exists(f"/proc/{agent}"), message="the agent gone")
+
+
+def test_sigtstp_to_the_shim_stops_the_job_and_fg_resumes_it(tmux_server, tmp_path):
+    sh = Shell(tmux_server, tmp_path)
+    sh.launch()
+    os.kill(procs.foreground_pgid(sh.pane_pid), signal.SIGTSTP)
+    wait_for(lambda: "Stopped" in sh.screen(), message="the job stopped in the shell")
+    sh.type("fg")
+    wait_for(lambda: sh.logged("SIGCONT"), message=f"resumed: {sh.log()}")
+    (tmp_path / "exit").unlink()
+    sh.type("exit 3")
+    wait_for(lambda: sh.screen().rstrip().endswith("#") or sh.screen().rstrip().endswith("$"),
+             message="the shell's prompt")
+    sh.type(f"echo $? > {shlex.quote(str(tmp_path))}/exit")
+    assert sh.exit_status() == 3
+
+
 def test_a_missing_program_gives_one_line_and_the_tty_back(tmux_server, tmp_path):
     sh = Shell(tmux_server, tmp_path)
     d = shlex.quote(str(tmp_path))
@@ -299,6 +325,11 @@ def test_without_a_terminal_launch_runs_the_agent_plainly_with_one_line(tmp_path
     (bin_dir / "claude").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     env.pop("TMUX", None)
+    out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "launch", "--status-shim", "claude"],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=30)
+    assert out.returncode == 0 and out.stdout.startswith("plain-run")
+    assert out.stderr.strip() == "tmux-agentstate launch: --status-shim is for tmux panes: started without it"
+    env["TMUX"] = "/nonexistent/socket,1,0"  # in tmux, but not on a terminal (a tool call's pipes)
     out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "launch", "--status-shim", "claude"],
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=30)
     assert out.returncode == 0 and out.stdout.startswith("plain-run")

@@ -260,6 +260,9 @@ def shim_argv(exe: str, argv: list[str], env: dict) -> list[str] | None:
     (hooks/status_shim.py), `env` marked for it; None (with a warning) when it cannot be used:
     the shim needs the pane's terminal on stdin and stdout."""
     from .status_shim import SHIM_ENV
+    if not env.get("TMUX"):  # a terminal outside tmux may answer the query itself (and nothing
+        warn("--status-shim is for tmux panes: started without it")  # of ours reads there)
+        return None
     if not (os.isatty(0) and os.isatty(1)):
         warn("--status-shim needs a terminal on stdin and stdout: started without it")
         return None

@@ -124,8 +124,8 @@ def _keeper(slave: int, status_w: int, program: str, argv: list[str], env: dict)
         for sig in HANDLED:
             signal.signal(sig, signal.SIG_DFL)
         for sig in (signal.SIGTTOU, signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_IGN)  # a shell's stance: the agent is in front; the
-            # shim passes a hangup on itself, and we stay to tell it the agent's exit status
+            signal.signal(sig, signal.SIG_IGN)  # a shell's stance: the agent is in front, and
+            # a hangup never ends us: we stay to tell the shim the agent's exit status
         os.setsid()
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
         exec_r, exec_w = os.pipe()  # close-on-exec: its end says the agent runs (or died)
@@ -134,6 +134,13 @@ def _keeper(slave: int, status_w: int, program: str, argv: list[str], env: dict)
             os.close(exec_r)
             _agent(slave, program, argv, env)
         os.close(exec_w)
+
+        def hangup(*_):  # our pty's master closed, and the shim may be gone (SIGKILL): the
+            try:         # agent's hangup is ours to pass on, as a shell passes it to its jobs
+                os.killpg(pid, signal.SIGHUP)
+            except OSError:
+                pass
+        signal.signal(signal.SIGHUP, hangup)
         try:
             os.setpgid(pid, pid)  # both sides set it: whichever runs first (the shells' way)
         except OSError:

@@ -11,9 +11,8 @@ on to tmux, so the reply is always first. Everything else is copied both ways un
                   └─ keeper (leads the new pty's session, like a shell; waits on the agent)
                        └─ agent (its own process group, in front on the new pty)
 
-The keeper exists for job control: the agent's process group has its parent in its own session,
-so it is not orphaned and a Ctrl-Z (Claude Code suspends with `kill(0, SIGTSTP)`) stops it; the
-keeper tells us, and we stop too, in the pane's shell, the way the agent would have without us.
+The keeper (shim_keeper.py) is there for job control: when the agent stops (Ctrl-Z) it tells
+us, and we stop too, in the pane's shell, the way the agent would have without us.
 Window size (at start, on SIGWINCH), SIGINT/SIGTERM/SIGQUIT/SIGUSR1/SIGUSR2 (to the agent),
 SIGHUP and a closed pane (to its process group), SIGTSTP/SIGCONT and the exit status (a signal's
 death is died again) are passed on. Our tty is put back as it was at exit, on a crash too
@@ -35,17 +34,14 @@ import sys
 import termios
 import tty
 
+from .shim_keeper import FORWARDED, HANDLED, keeper_main
+
 SHIM_ENV = "AGENTSTATE_STATUS_SHIM"   # in the shim's own environment only (procs looks through)
 QUERY = b"\x1b]7501;?"                # the Program Status support query (its terminator follows)
 REPLY = b"\x1b]7501;?\x1b\\"          # "supported": an OSC 7501 whose data starts with "?"
 CHUNK = 65536
 INPUT_LIMIT = 1 << 20                 # bytes for the agent held while it does not read: then
                                       # we stop reading the pane (tmux holds the rest)
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
-HANDLED = FORWARDED + (signal.SIGHUP, signal.SIGTSTP, signal.SIGCONT, signal.SIGWINCH, signal.SIGCHLD)
-# reset in the agent before exec: Python ignores some, and an ignored signal stays ignored
-RESET = (signal.SIGPIPE, signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP, signal.SIGXFSZ,
-         signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)
 
 
 class QueryWatch:
@@ -72,96 +68,6 @@ def _winsize(fd: int) -> bytes | None:
         return fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
     except OSError:
         return None
-
-
-def _claim_for(pid: int, env: dict) -> None:
-    """The launch recorded "TOKEN SHIMPID" on its pane (proof of origin: hooks/report.py checks
-    that the agent running a hook is the launched pid); the agent is this pid: record it instead,
-    only while the pane still holds that record, and give the agent its own pid."""
-    import re
-    import subprocess
-
-    from ..core.origin import LAUNCH_OPTION, LAUNCH_PID_ENV, TOKEN, TOKEN_ENV
-    token, launched = env.get(TOKEN_ENV) or "", env.get(LAUNCH_PID_ENV) or ""
-    pane, socket = env.get("TMUX_PANE") or "", (env.get("TMUX") or "").split(",")[0]
-    if not (TOKEN.fullmatch(token) and launched.isdigit() and re.fullmatch(r"%\d+", pane)
-            and socket):
-        return
-    env[LAUNCH_PID_ENV] = str(pid)
-    subprocess.run(["tmux", "-S", socket, "if-shell", "-F", "-t", pane,
-                    f"#{{==:#{{{LAUNCH_OPTION}}},{token} {launched}}}",
-                    f"set-option -p -t {pane} {LAUNCH_OPTION} '{token} {pid}'"],
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   timeout=5)
-
-
-def _agent(slave: int, program: str, argv: list[str], env: dict) -> None:
-    """In the forked agent: its own process group, in front on the new pty; then exec."""
-    try:
-        os.setpgid(0, 0)
-        for fd in (0, 1, 2):
-            os.dup2(slave, fd)
-        for sig in RESET:
-            signal.signal(sig, signal.SIG_DFL)
-        try:
-            _claim_for(os.getpid(), env)
-        except Exception:  # noqa: BLE001 - OSError, a timeout: the launch's record stays, so
-            pass  # the agent's hooks will not count; its screen (and its OSC reports) still do
-        os.execvpe(program, argv, env)
-    except BaseException as e:  # noqa: BLE001 - nothing may return into the shim's loop
-        try:
-            os.write(2, f"tmux-agentstate launch: cannot start {program}: {e}\r\n".encode())
-        finally:
-            os._exit(127)
-
-
-def _keeper(slave: int, status_w: int, program: str, argv: list[str], env: dict) -> None:
-    """In the forked keeper: lead the new pty's session, start the agent in front on it, and
-    tell the shim (a line on `status_w`) its pid, each stop and its exit status."""
-    code = 1
-    try:
-        signal.set_wakeup_fd(-1)
-        for sig in HANDLED:
-            signal.signal(sig, signal.SIG_DFL)
-        for sig in (signal.SIGTTOU, signal.SIGINT, signal.SIGQUIT, signal.SIGTSTP, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_IGN)  # a shell's stance: the agent is in front, and
-            # a hangup never ends us: we stay to tell the shim the agent's exit status
-        os.setsid()
-        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-        exec_r, exec_w = os.pipe()  # close-on-exec: its end says the agent runs (or died)
-        pid = os.fork()
-        if pid == 0:
-            os.close(exec_r)
-            _agent(slave, program, argv, env)
-        os.close(exec_w)
-
-        def hangup(*_):  # our pty's master closed, and the shim may be gone (SIGKILL): the
-            try:         # agent's hangup is ours to pass on, as a shell passes it to its jobs
-                os.killpg(pid, signal.SIGHUP)
-            except OSError:
-                pass
-        signal.signal(signal.SIGHUP, hangup)
-        try:
-            os.setpgid(pid, pid)  # both sides set it: whichever runs first (the shells' way)
-        except OSError:
-            pass
-        try:
-            os.tcsetpgrp(slave, pid)
-        except OSError:
-            pass
-        os.write(status_w, b"P%d\n" % pid)
-        os.read(exec_r, 1)
-        os.write(status_w, b"E\n")
-        while True:
-            _, status = os.waitpid(pid, os.WUNTRACED)
-            if os.WIFSTOPPED(status):
-                os.write(status_w, b"S\n")
-                continue
-            os.write(status_w, b"X%d\n" % status)
-            code = 0
-            break
-    finally:
-        os._exit(code)
 
 
 class Shim:
@@ -193,7 +99,7 @@ class Shim:
                 pass
 
     def sync_size(self) -> None:
-        size = _winsize(0)
+        size = _winsize(0) if self.master_open else None
         if size is not None:
             try:
                 fcntl.ioctl(self.master, termios.TIOCSWINSZ, size)
@@ -214,16 +120,16 @@ class Shim:
         wake_r, wake_w = os.pipe()
         for fd in (wake_r, wake_w):
             os.set_blocking(fd, False)
+        signal.set_wakeup_fd(wake_w)  # before the fork: nothing the pane sends is lost
+        for sig in HANDLED:
+            signal.signal(sig, lambda *_: None)  # the wakeup fd carries them to the loop
         keeper = os.fork()
         if keeper == 0:
             os.close(self.master)
             os.close(status_r)
-            _keeper(slave, status_w, self.program, self.argv, self.env)
+            keeper_main(slave, status_w, self.program, self.argv, self.env)
         os.close(slave)
         os.close(status_w)
-        signal.set_wakeup_fd(wake_w)
-        for sig in HANDLED:
-            signal.signal(sig, lambda *_: None)  # the wakeup fd carries them to the loop
         os.set_blocking(self.master, False)
         try:
             self.raw()
@@ -412,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     show_as(argv[1])
     try:
         status = Shim(argv[0], argv[1:], env).run()  # our tty is back as it was, whatever happened
+    except KeyboardInterrupt:  # a Ctrl-C before our tty was raw
+        return 130
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         print(f"tmux-agentstate launch: the status shim failed: {type(e).__name__}: {e}",
               file=sys.stderr)

@@ -221,7 +221,7 @@ def test_the_agent_suspending_itself_suspends_the_job_and_fg_resumes_it(tmux_ser
     wait_for(lambda: "Stopped" in sh.screen(), message="the job stopped in the shell")
     assert not sh.logged("RESUMED")
     # the shell went on with its line while the job was stopped: the tty was its own again
-    assert sh.exit_status() == 128 + signal.SIGSTOP and sh.tty_restored()
+    assert sh.exit_status() == 128 + signal.SIGTSTP and sh.tty_restored()
     (tmp_path / "exit").unlink()
     sh.type("fg")
     wait_for(lambda: sh.logged("RESUMED") and sh.logged("SIGCONT"), message=f"resumed: {sh.log()}")

@@ -179,9 +179,11 @@ class Shim:
             name_as(self.program)
         elif kind == b"X":
             self.status = int(value)
-        elif kind == b"S":  # the agent stopped (Ctrl-Z): so do we, in the pane's shell
-            self.restore()
-            os.kill(os.getpid(), signal.SIGSTOP)
+        elif kind == b"S":  # the agent stopped (Ctrl-Z): so do we, in the pane's shell, by the
+            self.restore()  # same signal (the shell's `$?` says 148 as it would without us)
+            signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTSTP)
+            signal.signal(signal.SIGTSTP, lambda *_: None)
             # continued: the SIGCONT that woke us is handled by signals() (raw, size, agent)
 
     def signals(self, got: bytes) -> None:

@@ -83,6 +83,7 @@ for line in lines():  # what the test types at it
         os.kill(0, signal.SIGTSTP)
         log.write("RESUMED\n")
 log.write("EOF\n")  # its input ended
+time.sleep(1.5)  # a hangup's signal may come after: it is logged too
 '''
 DA1_REPLY = re.compile(rb"\x1b\[\?[0-9;]*c")
 
@@ -252,7 +253,18 @@ def test_a_killed_shim_still_hangs_up_the_agent(tmux_server, tmp_path):
     sh.launch()
     shim, agent = procs.foreground_pgid(sh.pane_pid), sh.agent_pid()
     os.kill(shim, signal.SIGKILL)
-    wait_for(lambda: sh.logged("EOF") and sh.logged("SIGHUP"), message=f"the hangup: {sh.log()}")
+    try:
+        # its hangup: its input ends (the kernel's) and SIGHUP comes (the keeper's)
+        wait_for(lambda: sh.logged("EOF") and sh.logged("SIGHUP"), message="the hangup")
+    except AssertionError:
+        def st(pid):
+            try:
+                return open(f"/proc/{pid}/stat").read() + "".join(
+                    l for l in open(f"/proc/{pid}/status") if l.startswith(("Sig", "Shd")))
+            except OSError as e:
+                return str(e)
+        raise AssertionError(f"{sh.log()}\nshim {st(shim)}\nagent {st(agent)}\n"
+                             f"{subprocess.run(['ps', '-ef', '--forest'], capture_output=True, text=True).stdout[-3000:]}")
     wait_for(lambda: not os.path.exists(f"/proc/{agent}"), message="the agent gone")
 
 

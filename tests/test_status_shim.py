@@ -103,8 +103,8 @@ class Shell:
         self.pane = server.new_pane(rows=rows, cols=cols)
         self.session = server.cmd("display-message", "-p", "-t", self.pane, "#{session_name}")
         self.pane_pid = int(server.cmd("display-message", "-p", "-t", self.pane, "#{pane_pid}"))
-        path = f"{bin_dir}:{os.path.dirname(sys.executable)}:/usr/bin:/bin"
-        self.type(f"export PATH={shlex.quote(path)} STANDIN_LOG={shlex.quote(str(self.log_path))}")
+        self.path = f"{bin_dir}:{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+        self.type(f"export PATH={shlex.quote(self.path)} STANDIN_LOG={shlex.quote(str(self.log_path))}")
 
     def type(self, line: str) -> None:
         self.server.cmd("send-keys", "-t", self.pane, "-l", line)
@@ -266,6 +266,20 @@ def test_a_killed_shim_still_hangs_up_the_agent(tmux_server, tmp_path):
         raise AssertionError(f"{sh.log()}\nshim {st(shim)}\nagent {st(agent)}\n"
                              f"{subprocess.run(['ps', '-ef', '--forest'], capture_output=True, text=True).stdout[-3000:]}")
     wait_for(lambda: not os.path.exists(f"/proc/{agent}"), message="the agent gone")
+
+
+def test_as_the_panes_own_command_a_suspending_agent_goes_on(tmux_server, tmp_path):
+    """With no shell above the shim to take the terminal, a stop would leave the agent stopped
+    on a pane nobody can `fg` in: the shim lets it go on (Claude Code redraws)."""
+    sh = Shell(tmux_server, tmp_path)
+    tmux_server.cmd("respawn-pane", "-k", "-t", sh.pane,
+                    f"exec env PATH={shlex.quote(sh.path)} STANDIN_LOG={shlex.quote(str(sh.log_path))} "
+                    f"{shlex.quote(sys.executable)} -m tmux_agentstate launch --status-shim claude")
+    wait_for(lambda: "STANDIN READY" in sh.screen(), timeout=20, message="the stand-in up")
+    sh.type("suspend")
+    wait_for(lambda: sh.logged("RESUMED") and sh.logged("SIGCONT"), message=f"resumed: {sh.log()}")
+    sh.type("hook Stop")
+    wait_for(lambda: sh.logged("HOOKED"), message="still taking input")
 
 
 def test_sigtstp_to_the_shim_stops_the_job_and_fg_resumes_it(tmux_server, tmp_path):

@@ -180,7 +180,10 @@ class Shim:
         elif kind == b"X":
             self.status = int(value)
         elif kind == b"S":  # the agent stopped (Ctrl-Z): so do we, in the pane's shell, by the
-            self.restore()  # same signal (the shell's `$?` says 148 as it would without us)
+            if os.getsid(0) == os.getpgrp():  # same signal ($? 148 as without us). With no
+                self.kill(signal.SIGCONT, group=True)  # shell above us (we are the pane's
+                return  # command) a stop would be discarded: the agent goes on instead
+            self.restore()
             signal.signal(signal.SIGTSTP, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTSTP)
             signal.signal(signal.SIGTSTP, lambda *_: None)

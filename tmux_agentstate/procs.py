@@ -28,6 +28,7 @@ class Foreground:
     home: str | None = None            # HOME in the leader's environment
     codex_home: str | None = None      # CODEX_HOME there, if set
     cwd: str | None = None             # the leader's working folder
+    shim: bool = False                 # the leader is our status shim (SHIM_VAR in its env)
 
 
 def _read_small(path: str, size: int = 4096) -> bytes | None:
@@ -162,8 +163,25 @@ def _describe(proc: psutil.Process) -> tuple[str, tuple[str, ...], str | None, d
     return name, cmdline, env.get(HINT_VAR), env
 
 
+SHIM_VAR = "AGENTSTATE_STATUS_SHIM"  # hooks/status_shim.py: a leader that runs the agent on a pty
+
+
 def foreground(pane_pid: int) -> Foreground | None:
-    """What runs in front in this pane, or None if it cannot be read."""
+    """What runs in front in this pane, or None if it cannot be read. Behind our status shim
+    (its own environment says so) that is what runs in front on the shim's pty: the agent,
+    whose pids, home and hint the session file, version and proof of origin are about."""
+    fg = _foreground(pane_pid)
+    if fg is None or not fg.shim:
+        return fg
+    try:  # the shim's child leads the pty's session (its keeper); its tty's foreground
+        keepers = [c.pid for c in psutil.Process(fg.pgid).children() if os.getsid(c.pid) == c.pid]
+    except (psutil.Error, OSError):
+        keepers = []
+    inner = _foreground(keepers[0]) if keepers else None
+    return inner if inner is not None and not inner.shim else fg
+
+
+def _foreground(pane_pid: int) -> Foreground | None:
     pgid = foreground_pgid(pane_pid)
     if pgid is None:
         return None
@@ -188,7 +206,7 @@ def foreground(pane_pid: int) -> Foreground | None:
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
     return Foreground(pgid, name, cmdline, hint, tuple(kids), tuple(pids), env.get("HOME"),
-                      env.get("CODEX_HOME"), cwd)
+                      env.get("CODEX_HOME"), cwd, bool(env.get(SHIM_VAR)))
 
 
 def agent_version(fg: Foreground | None) -> str | None:

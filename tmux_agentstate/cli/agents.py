@@ -16,6 +16,9 @@ def add(sub) -> None:
     h.set_defaults(func=cmd_hook)
     la = command(sub, "launch", "start an agent with our hooks injected for this launch",
                  "tmux-agentstate launch claude", "tmux-agentstate launch codex --model o3")
+    la.add_argument("--status-shim", action="store_true",
+                    help="run the agent behind a pty shim that answers its OSC 7501 status query, "
+                         "so it reports its own state (Claude Code)")
     la.add_argument("agent", help="the agent's manifest name (claude, codex, …)")
     la.add_argument("args", nargs=argparse.REMAINDER, help="passed to the agent as they are")
     la.set_defaults(func=cmd_launch)
@@ -29,7 +32,7 @@ def cmd_hook(args) -> int:
 def cmd_launch(args) -> int:
     from ..hooks.launch import LaunchError, launch
     try:
-        launch(args.agent, args.args)
+        launch(args.agent, args.args, status_shim=args.status_shim)
     except LaunchError as e:
         raise CliError(str(e)) from None
     return EXIT_FAIL  # not reached: launch() execs the agent

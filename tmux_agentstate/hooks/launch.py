@@ -241,7 +241,7 @@ def origin_env(environ) -> dict[str, str | None]:
     return {TOKEN_ENV: token, LAUNCH_PID_ENV: str(os.getpid()), HOST_PID_ENV: None}
 
 
-def launch(agent: str, args: list[str]) -> NoReturn:
+def launch(agent: str, args: list[str], status_shim: bool = False) -> NoReturn:
     program, build = BUILDERS.get(agent, (agent, lambda a: list(a)))
     exe = shutil.which(program)
     if exe is None:
@@ -262,4 +262,23 @@ def launch(agent: str, args: list[str]) -> NoReturn:
             warn(warning)
     sys.stdout.flush()
     sys.stderr.flush()
+    if status_shim:
+        shimmed = shim_argv(exe, argv, env)
+        if shimmed is not None:
+            os.execve(sys.executable, shimmed, env)
     os.execvpe(exe, argv, env)
+
+
+def shim_argv(exe: str, argv: list[str], env: dict) -> list[str] | None:
+    """`--status-shim`: the command line that runs the agent behind our pty shim
+    (hooks/status_shim.py), `env` marked for it; None (with a warning) when it cannot be used:
+    the shim needs the pane's terminal on stdin and stdout."""
+    from .status_shim import SHIM_ENV
+    if not env.get("TMUX"):  # a terminal outside tmux may answer the query itself (and nothing
+        warn("--status-shim is for tmux panes: started without it")  # of ours reads there)
+        return None
+    if not (os.isatty(0) and os.isatty(1)):
+        warn("--status-shim needs a terminal on stdin and stdout: started without it")
+        return None
+    env[SHIM_ENV] = "1"
+    return [sys.executable, "-m", "tmux_agentstate.hooks.status_shim", exe, *argv]

@@ -428,16 +428,17 @@ def test_codex_launch_with_bypass_env_reports_blocked_then_idle(tmux_server, sid
         t = codex_command_turn(agent, obs)
         log = obs.dump()
         # "working" is not required: the mock asks for the command at once, so the working
-        # report (UserPromptSubmit, PreToolUse) stands for ~0.3 s, and a report is read at the
-        # sidecar's next pane listing (issue 27 makes that instant); a loaded CI machine missed
+        # report (UserPromptSubmit, PreToolUse) stands for ~0.3 s; a loaded CI machine missed
         # it once. The hooks' own sequence is asserted below
         assert is_subsequence(["blocked", "idle"], obs.states(t["t0"])), log
         events = obs.report_events(t["t0"])
         # PostToolUse is not asserted: one fresh-clone CI run saw Codex end this turn (after a
         # 10 s pause) with Stop and no PostToolUse report. The state must not hang on it - the
-        # screen turns the pane to working after the approval either way.
-        assert is_subsequence(["UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop"],
-                              events), log
+        # screen turns the pane to working after the approval either way. Nor is PreToolUse:
+        # the observer polls the report option every 50 ms, and Codex's PermissionRequest can
+        # follow its PreToolUse within that (seen under the full suite's load); both say what
+        # UserPromptSubmit said before it (working), so no state goes unchecked
+        assert is_subsequence(["UserPromptSubmit", "PermissionRequest", "Stop"], events), log
         if "PostToolUse" in events:
             assert is_subsequence(["PermissionRequest", "PostToolUse", "Stop"], events), log
         assert any(rep.startswith("blocked ") and source_of(rep).endswith(":PermissionRequest")

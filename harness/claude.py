@@ -70,6 +70,22 @@ LOCK = threading.Lock()
 
 
 # -- other releases (--version) -------------------------------------------------------------------
+def ready_home(home: Path, proj: Path, mock_port: int, path: str) -> dict[str, str]:
+    """A throwaway HOME like the "ready" sessions' (onboarded, key approved, project trusted)
+    and the environment pointing the CLI at the mock on `mock_port` (tests and benchmarks)."""
+    home.mkdir()
+    proj.mkdir()
+    (proj / "README.md").write_text("# demo\n")
+    (home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark",
+        "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
+        "projects": {str(proj): {"hasTrustDialogAccepted": True}}}))
+    return {"HOME": str(home), "PATH": path, "TERM": "xterm-256color", "LANG": "C.UTF-8",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock_port}", "ANTHROPIC_API_KEY": KEY,
+            "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "1"}  # a turn the mock fails ends in seconds
+
+
 def older_than(v: str) -> bool:
     """The release being captured is older than `v`."""
     return common.vtuple(VERSION) < common.vtuple(v)

@@ -20,7 +20,6 @@ behaviour). Never a real API: the mock listens on 127.0.0.1.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import select
@@ -174,20 +173,9 @@ def run_session(shim: bool, mock, base: Path, sock: str) -> dict:
 
 def claude_home(base: Path, tag: str, mock) -> tuple[dict, Path]:
     import claude as hclaude
-    home, proj = base / f"home-{tag}", base / f"proj-{tag}"
-    home.mkdir()
-    proj.mkdir()
-    (proj / "README.md").write_text("# demo\n")
-    (home / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True, "theme": "dark",
-        "customApiKeyResponses": {"approved": [hclaude.KEY[-20:]], "rejected": []},
-        "projects": {str(proj): {"hasTrustDialogAccepted": True}}}))
-    env = {"HOME": str(home), "TERM": "xterm-256color", "LANG": "C.UTF-8",
-           "PATH": f"{hclaude.BIN.parent}:{os.path.dirname(sys.executable)}:/usr/bin:/bin",
-           "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
-           "ANTHROPIC_API_KEY": hclaude.KEY, "DISABLE_AUTOUPDATER": "1",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "1"}
-    return env, proj
+    proj = base / f"proj-{tag}"
+    path = f"{hclaude.BIN.parent}:{os.path.dirname(sys.executable)}:/usr/bin:/bin"
+    return hclaude.ready_home(base / f"home-{tag}", proj, mock.port, path), proj
 
 
 def launch_command(env: dict, shim: bool) -> str:

@@ -226,19 +226,7 @@ def claude_env(tmp_path: Path, mock) -> tuple[dict[str, str], Path]:
     """A throwaway HOME set up like harness/claude.py's "ready" sessions (onboarded, key
     approved, project trusted), the env pointing the CLI at the mock."""
     home, proj = tmp_path / "home", tmp_path / "project"
-    home.mkdir()
-    proj.mkdir()
-    (proj / "README.md").write_text("# demo\n")
-    (home / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True, "theme": "dark",
-        "customApiKeyResponses": {"approved": [hclaude.KEY[-20:]], "rejected": []},
-        "projects": {str(proj): {"hasTrustDialogAccepted": True}}}))
-    env = {"HOME": str(home), "PATH": agent_path(hclaude.BIN.parent), "TERM": "xterm-256color",
-           "LANG": "C.UTF-8", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
-           "ANTHROPIC_API_KEY": hclaude.KEY, "DISABLE_AUTOUPDATER": "1",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "CLAUDE_CODE_MAX_RETRIES": "1"}  # a turn the mock fails ends in seconds
-    return env, proj
+    return hclaude.ready_home(home, proj, mock.port, agent_path(hclaude.BIN.parent)), proj
 
 
 @pytest.fixture

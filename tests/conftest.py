@@ -144,28 +144,34 @@ class PtyClient:
         self.server, self.pid, self.fd, self.terminal = server, pid, fd, terminal
         self._buf = bytearray()
         self._lock = threading.Lock()
+        self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         wait_for(lambda: self.name(), message="pty client attached")
 
     def _read(self) -> None:
+        """The one user of the pty's fd, and the one to close it, after its last read: closed
+        by another thread, its number is soon another file's (the pipe of the next command a
+        test runs, say), and a read here would take that command's output."""
         import select
         answered = False
-        while True:
-            try:
+        try:
+            while not self._stop.is_set():
                 if not select.select([self.fd], [], [], 0.2)[0]:
                     continue
                 data = os.read(self.fd, 65536)
-            except (OSError, ValueError):
-                return
-            if not data:
-                return
-            with self._lock:
-                self._buf += data
-                ask = not answered and self.terminal and b"\x1b[>q" in self._buf
-            if ask:
-                answered = True
-                os.write(self.fd, b"\x1bP>|" + self.terminal.encode() + b"\x1b\\")
+                if not data:
+                    return
+                with self._lock:
+                    self._buf += data
+                    ask = not answered and self.terminal and b"\x1b[>q" in self._buf
+                if ask:
+                    answered = True
+                    os.write(self.fd, b"\x1bP>|" + self.terminal.encode() + b"\x1b\\")
+        except (OSError, ValueError):  # the client has gone: EIO
+            return
+        finally:
+            os.close(self.fd)
 
     def name(self) -> str:
         rows = self.server.cmd("list-clients", "-F", "#{client_pid} #{client_name}").split("\n")
@@ -177,15 +183,15 @@ class PtyClient:
 
     def close(self) -> None:
         import signal as _signal
+        self._stop.set()
         try:
             os.kill(self.pid, _signal.SIGTERM)
             os.waitpid(self.pid, 0)
         except OSError:
             pass
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
+        # the reader closes the fd as it ends (within its 0.2 s select); one still reading
+        # after this keeps the fd open, so no other file can take its number
+        self._reader.join(10)
 
 
 @pytest.fixture

@@ -231,18 +231,7 @@ class Tmux(Reading):
         return int(out[0]) if out and out[0].isdigit() else 0
 
     def socket(self) -> str:
-        """The server's socket path, as the server says it. Seen on a loaded machine: a
-        `display-message -p` that printed nothing (exit 0); an empty path would name another
-        runtime folder, so it is asked once more, then known from -S / -L as tmux makes it."""
-        for _ in range(2):
-            out = self.run(["display-message", "-p", "#{socket_path}"])
-            if out and out[0].strip():
-                return out[0]
-        if self.socket_path:
-            return self.socket_path
-        if self.socket_name:
-            return os.path.join(os.path.dirname(default_socket_path()), self.socket_name)
-        raise TmuxError(f"the tmux server at {self.label} did not say its socket")
+        return self.run(["display-message", "-p", "#{socket_path}"])[0]
 
     def global_options(self, prefix: str = "@agentstate") -> dict[str, str]:
         """User options (`@agentstate-*`) as set in tmux.conf."""

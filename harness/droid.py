@@ -125,10 +125,14 @@ def all_states(c: Ctx) -> None:
            "mock holds the first token ('Thinking...')", settle=None)
     c.wait_idle()
     c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
-    common.streaming(c, "walk me through the scheduler slowly", "slow streamed reply, 3 s in")
+    # 0.215.0 draws a streamed reply only once it is complete (the spinner row runs meanwhile), so
+    # there is no "streaming" screen of its own: interrupt a held first token instead
+    c.prompt("please ponder the retry policy")
+    c.wait_working()
+    time.sleep(3)
     c.key("Escape")
     c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc while the reply streamed")
+    c.shot("idle-after-interrupt", "idle", "after-interrupt", "Esc while waiting for the first token")
 
 
 SESSIONS = [

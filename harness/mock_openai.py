@@ -44,6 +44,10 @@ message; they are cut off before choosing (they contain backticks and file names
 Side calls (a request with no user message, title / summary generation, compaction, Aider's
 commit-message request) get a short plain reply so nothing hangs.
 
+Tools are found by their names in each CLI (Factory Droid's are capitalised: Execute, Create,
+AskUser, whose `questionnaire` is one plain-text form; its Execute also requires a summary and a
+risk level, filled in here).
+
 Turns that end in an error (the block "turns that end in an error" below): an UPPER-CASE keyword
 in the last user message of a Responses request that offers tools makes every such call fail
 (the CLI's own retries fail too): RATELIMITED (429 rate_limit_exceeded), NOQUOTA (429

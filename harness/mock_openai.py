@@ -44,6 +44,10 @@ message; they are cut off before choosing (they contain backticks and file names
 Side calls (a request with no user message, title / summary generation, compaction, Aider's
 commit-message request) get a short plain reply so nothing hangs.
 
+Tools are found by their names in each CLI (Factory Droid's are capitalised: Execute, Create,
+AskUser, whose `questionnaire` is one plain-text form; its Execute also requires a summary and a
+risk level, filled in here).
+
 Turns that end in an error (the block "turns that end in an error" below): an UPPER-CASE keyword
 in the last user message of a Responses request that offers tools makes every such call fail
 (the CLI's own retries fail too): RATELIMITED (429 rate_limit_exceeded), NOQUOTA (429
@@ -262,6 +266,11 @@ def command_args(tool: dict, command: str, escalate: bool) -> dict:
         args["justification"] = f"Running `{command}` needs to write outside the read-only sandbox."
     if "description" in props:
         args["description"] = f"Run {command}"
+    if {"summary", "riskLevel"} <= set(props):
+        # Factory Droid's Execute: a 3-8 word sentence-case summary and a declared risk level
+        args["summary"] = "Run the requested shell command"
+        args["riskLevel"] = "medium"
+        args["riskLevelReason"] = "This command runs in the project folder and may change files there."
     if "is_background" in tool_required(tool):
         # older Qwen Code releases (e.g. 0.1.4): run_shell_command requires `is_background`
         # (else "params must have required property 'is_background'"); only when required
@@ -458,7 +467,7 @@ def chat_last_user(body: dict) -> tuple[str, bool, str]:
 def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
     if sc["kind"] == "command":
         t = find_tool(tools, "bash", "shell", "exec_command", "run_shell_command", "run_command",
-                      "execute_command", pattern=r"bash|shell|exec|command")
+                      "execute_command", "Execute", pattern=r"bash|shell|exec|command")
         if t is None:
             return None
         return t["function"]["name"], command_args(t, sc["command"], sc["escalate"])
@@ -467,7 +476,7 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
         t = (next((x for x in tools if x.get("function", {}).get("name") == "create"
                    and "file_text" in tool_params(x)), None)
              or find_tool(tools, "write", "write_file", "create_file", "edit", "apply_patch",
-                          pattern=r"write|edit|patch|create"))
+                          "Create", pattern=r"write|edit|patch|create"))
         if t is None:
             return None
         props = tool_params(t)
@@ -487,7 +496,7 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
         return t["function"]["name"], args
     if sc["kind"] == "ask":   # opencode's `question` tool takes the same shape as request_user_input
         t = find_tool(tools, "question", "request_user_input", "ask_user", "askuserquestion",
-                      pattern=r"question|user_input")
+                      "AskUser", pattern=r"question|user_input")
         if t is None:
             return None
         if "requestedSchema" in tool_params(t):   # Copilot CLI's ask_user: an elicitation form
@@ -496,6 +505,10 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
                 "requestedSchema": {"type": "object", "required": ["approach"], "properties": {
                     "approach": {"type": "string", "title": "Approach",
                                  "enum": ["Minimal fix", "Refactor module"]}}}}
+        if "questionnaire" in tool_params(t):   # Factory Droid's AskUser: one plain-text form
+            return t["function"]["name"], {"questionnaire": (
+                "1. [question] Which approach should I take for this change?\n[topic] Approach\n"
+                "[option] Minimal fix\n[option] Refactor module\n")}
         if {"question", "options"} <= set(tool_params(t)):   # Cline's ask_question: one question
             return t["function"]["name"], {"question": "Which approach should I take for this change?",
                                            "options": ["Minimal fix", "Refactor module"]}
@@ -516,9 +529,10 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
                          and "commit message" in m["content"] for m in body.get("messages") or []):
         sc = {"kind": "side", "was": sc["kind"]}   # Aider's commit-message side call
     title_call = not tools and any(
-        isinstance(m.get("content"), str) and "title generator" in m["content"]
+        isinstance(m.get("content"), str)
+        and ("title generator" in m["content"] or "concise session titles" in m["content"])
         for m in body.get("messages") or [] if m.get("role") == "system")
-    if title_call:                                  # opencode's session-title side call
+    if title_call:                  # opencode's / Factory Droid's session-title side call
         sc = {"kind": "side", "was": sc["kind"]}
     call = chat_tool_call(tools, sc) if sc["kind"] in ("command", "patch", "ask") else None
     if sc["kind"] in ("command", "patch") and call is None:

@@ -969,6 +969,9 @@ SESSIONS: dict[str, tuple] = {
     # fullscreen renderer redraws its whole alternate screen)
     "d1": ("classic", 24, 80, "ready", ["stale_spinner"], {"noise_prompt": "check the terminal"}),
     "d2": ("classic", 40, 120, "ready", ["stale_spinner"], {"noise_prompt": "probe the tty"}),
+    # plan approval in the fullscreen renderer at a wide size (b1 has it at 80x24)
+    "d3": ("fullscreen", 40, 120, "ready", ["plan"], {
+        "plan_prompt": "plan moving the settings into environment variables"}),
     # turns that end in an error (TURN_ERROR_CASES), each kind in a different order
     "e1": ("classic", 24, 80, "ready",
            ["err_rate_limit", "err_overloaded", "err_auth", "err_credit"], {

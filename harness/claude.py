@@ -722,6 +722,57 @@ def sc_api_error(s: Session, p: dict) -> None:
            "'API Error: 400 …'")
 
 
+# A stale spinner row: another process writes to the pane's terminal while the spinner runs
+# (a background job, a notification: anything that moves the cursor under the classic renderer),
+# so Ink's relative erase misses the spinner row it drew, and that row stays on screen above the
+# finished turn ("✶ Sketching… (4s · ↓ 40 tokens)" over "✻ Sautéed for 7s · done"). The Bash
+# tool's children have no controlling terminal (/dev/tty: ENXIO), so the helper writes to the
+# first ancestor's terminal (the CLI's pane) after 4 s, while the tool and its spinner run.
+TERM_NOISE = """import os, time
+time.sleep(4)
+pid = os.getppid()
+while pid > 1:
+    try:
+        tty = os.readlink(f"/proc/{pid}/fd/0")
+    except OSError:
+        tty = ""
+    if tty.startswith("/dev/pts/"):
+        fd = os.open(tty, os.O_WRONLY)
+        os.write(fd, b"\\n" * 12)
+        os.close(fd)
+        break
+    pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+time.sleep(3)
+"""
+
+
+def sc_stale_spinner(s: Session, p: dict) -> None:
+    helper = s.proj / "tools" / "term_noise.py"
+    helper.parent.mkdir(parents=True, exist_ok=True)
+    helper.write_text(TERM_NOISE)
+    s.prompt(f"{p['noise_prompt']} RUNCMD python3 tools/term_noise.py")
+    if s.wait_any(DLG_BASH, "The step finished", timeout=30) == DLG_BASH:
+        for _ in range(3):  # 1. Yes (an Enter right as the dialog draws can be lost)
+            time.sleep(1.0)
+            s.rec.send("Enter")
+            time.sleep(1.0)
+            if DLG_BASH not in s.rec.screen():
+                break
+    s.wait("The step finished", timeout=40)
+    # the stale rows may hold a stale footer too: idle is the fresh footer in the last rows
+    end = time.time() + 30
+    while True:
+        tail = [l for l in s.rec.screen().splitlines() if l.strip()][-2:]
+        if any(f in l for l in tail for f in IDLE_FOOTERS):
+            break
+        if time.time() > end:
+            raise TimeoutError(f"[{s.tag}] never idle:\n{s.rec.screen()}")
+        time.sleep(0.2)
+    s.snap("idle", "stale-spinner", "a helper run by Bash wrote newlines to the pane's terminal "
+           "while the spinner ran: the classic renderer's erase missed that spinner row, which "
+           "stays above the finished turn (its completion line, the idle footer)", settle=1.0)
+
+
 # -- turns that end in an error (mock_anthropic.py TURN_ERRORS; sessions e1-e4) ------------------
 # Every model call of the turn fails; the sessions cap the CLI's retries (CLAUDE_CODE_MAX_RETRIES)
 # so a retried error gives up after a few seconds instead of ten attempts with backoff. The
@@ -765,7 +816,7 @@ def turn_error_scenario(name: str):
 
 SCENARIOS = {f.__name__[3:]: f for f in [
     *(turn_error_scenario(n) for n in TURN_ERROR_CASES),
-    sc_overload, sc_api_error,
+    sc_overload, sc_api_error, sc_stale_spinner,
     sc_reply_lookalike, sc_draft, sc_accept_edits,
     sc_read_reject, sc_fetch, sc_ask_multi,
     sc_start, sc_first_token, sc_stream, sc_bash_approve, sc_long_tool, sc_write_reject,
@@ -914,6 +965,13 @@ SESSIONS: dict[str, tuple] = {
                "write_prompt": "save a todo list",
                "write_file": "TODO.md",
            }),
+    # a spinner row left above a finished turn (sc_stale_spinner): classic renderer only (the
+    # fullscreen renderer redraws its whole alternate screen)
+    "d1": ("classic", 24, 80, "ready", ["stale_spinner"], {"noise_prompt": "check the terminal"}),
+    "d2": ("classic", 40, 120, "ready", ["stale_spinner"], {"noise_prompt": "probe the tty"}),
+    # plan approval in the fullscreen renderer at a wide size (b1 has it at 80x24)
+    "d3": ("fullscreen", 40, 120, "ready", ["plan"], {
+        "plan_prompt": "plan moving the settings into environment variables"}),
     # turns that end in an error (TURN_ERROR_CASES), each kind in a different order
     "e1": ("classic", 24, 80, "ready",
            ["err_rate_limit", "err_overloaded", "err_auth", "err_credit"], {

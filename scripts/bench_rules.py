@@ -30,7 +30,7 @@ def all_patterns(catalog: Catalog):
     for name in catalog.names():
         m = catalog.get(name)
         for r in m.rules:
-            yield from r.any + r.all + r.not_
+            yield from r.any + r.all + r.not_ + r.not_below
 
 
 def engine_re(p):

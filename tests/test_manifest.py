@@ -101,6 +101,33 @@ def test_invalid_manifest_is_reported_with_file_rule_reason(tmp_path, edit, reas
     assert reason in msg and str(p) in msg and "\n" not in msg
 
 
+STALE = GOOD.replace('name = "demo"', 'name = "demo"\nengine = 5') + """
+[[rules]]
+id = "spin-row"
+state = "working"
+any = ['^\\* \\w+…']
+not_below = ['^\\* \\w+ for \\d+s', '^● ']
+"""
+
+
+def test_not_below_a_row_counts_only_with_no_finished_turn_under_it(tmp_path):
+    m = load_manifest(write(tmp_path, "demo", STALE))
+    # the live row: a previous turn's completion line and reply sit above it, never below
+    assert m.evaluate(view(["● old reply", "* Baked for 3s", "> new prompt",
+                            "* Pondering… (2s)", "demo> "])).rule == "spin-row"
+    # a row left above a finished turn (its completion line, or a reply row, below it)
+    assert m.evaluate(view(["* Pondering… (2s)", "● Done.", "* Baked for 7s", "demo> "])).state == "idle"
+    assert m.evaluate(view(["* Pondering… (2s)", "● Done.", "demo> "])).state == "idle"
+    # a stale row above and a live one below the finished turn: the live one counts
+    assert m.evaluate(view(["* Pondering… (2s)", "* Baked for 7s", "* Musing… (1s)"])).rule == "spin-row"
+
+
+def test_not_below_needs_engine_5(tmp_path):
+    with pytest.raises(ManifestError) as info:
+        load_manifest(write(tmp_path, "demo", STALE.replace("engine = 5", "engine = 3")))
+    assert "'not_below' needs 'engine = 5'" in str(info.value)
+
+
 MARKS = GOOD.replace('name = "demo"', 'name = "demo"\nengine = 2') + '''
 [[marks]]
 id = "rate-limited"

@@ -35,14 +35,16 @@ _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "iden
 # The manifest schema this code reads. A manifest that needs more (`engine = N`, a new rule
 # kind) is refused with one line and the last good one keeps running; `manifests update`
 # checks it before it writes anything.
-ENGINE = 4  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers;
-# 4: identity only (no [[rules]]: an agent that reports its state itself, OSC 7501 or hooks)
+ENGINE = 5  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers;
+# 4: identity only (no [[rules]]: an agent that reports its state itself, OSC 7501 or hooks);
+# 5: `not_below` (a row counts only when no row below it shows what follows it, e.g. a finished turn)
 # a manifest's `version` counts changes to its rules (the busiest is at 3): ten thousand is
 # centuries of them. Bounded so a file that claims 10**18 cannot take precedence over every
 # manifest a future release bundles (the newer of bundled and cached runs)
 MAX_VERSION = 10_000
 _IDENTIFY_KEYS = {"commands", "cmdline", "title", "screen"}
-_RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "comment", "answers"}
+_RULE_KEYS = {"id", "state", "region", "rows", "any", "all", "not", "not_below", "comment",
+              "answers"}
 _MARK_KEYS = (_RULE_KEYS - {"state", "answers"}) | {"mark"}
 MARK_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 class ManifestError(ValueError):
@@ -79,6 +81,9 @@ class Rule:
     # a blocked rule's own dialog: choice → keys (tuple) or Pick; None: the manifest's
     # [answers]; {}: this dialog takes no canned answer (a question to answer in the pane)
     answers: dict | None = field(default=None, hash=False)
+    # engine 5: an `any` / `all` row counts only when no row below it (in the region) matches
+    # one of these: a row the screen has moved past (a spinner left above a finished turn)
+    not_below: tuple[Pattern, ...] = ()
 
     def region_text(self, view: ScreenView) -> str:
         """The region's rows joined by newlines; cached on the view, since most rules of a
@@ -112,18 +117,34 @@ class Rule:
         text = self.region_text(view)
         if self.not_ and any(_find_line(p, text) is not None for p in self.not_):
             return None
+        find = _find_line if not self.not_below else self._find_line_clear_below
         hit = None
         for pat in self.all:
-            found = _find_line(pat, text)
+            found = find(pat, text)
             if found is None:
                 return None
             hit = hit if hit is not None else found
         if self.any:
-            found = next((l for l in (_find_line(p, text) for p in self.any) if l is not None), None)
+            found = next((l for l in (find(p, text) for p in self.any) if l is not None), None)
             if found is None:
                 return None
             hit = found if hit is None else hit  # the first `all` row names the dialog best
         return hit
+
+
+    def _find_line_clear_below(self, pattern: Pattern, text: str) -> str | None:
+        """The first row `pattern` matches with no `not_below` row under it: the rows below
+        the last `not_below` row are all that can count."""
+        cut = -1
+        for p in self.not_below:
+            pos = 0
+            while (m := p.search(text, pos)) is not None:
+                row_end = text.find("\n", m.start())
+                cut = max(cut, len(text) if row_end < 0 else row_end)
+                if row_end < 0:
+                    break
+                pos = row_end + 1
+        return _find_line(pattern, text if cut < 0 else text[cut + 1:])
 
 
 def _find_line(pattern: Pattern, text: str) -> str | None:
@@ -193,7 +214,7 @@ class Manifest:
 
     def faults(self) -> list[str]:
         """Its rules (and identity patterns) disabled for going over the search budget."""
-        patterns = [p for r in self.rules + self.marks for p in r.any + r.all + r.not_]
+        patterns = [p for r in self.rules + self.marks for p in r.any + r.all + r.not_ + r.not_below]
         patterns += [p for k in ("cmdline", "title", "screen") for p in getattr(self.identify, k)]
         return list(dict.fromkeys(p.guard.fault for p in patterns if p.guard.fault))
 
@@ -349,9 +370,12 @@ def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False,
             raise ManifestError(path, "only a blocked rule takes 'answers'", rid)
         answers = _answers(path, rid, r["answers"], engine)
     guard = Guard(f"{path}: rule {rid!r}")
+    if "not_below" in r and engine < 5:  # so an older engine refuses it by its engine
+        raise ManifestError(path, "'not_below' needs 'engine = 5' (or later)", rid)
     rule = Rule(rid, state, region, rows, *(_patterns(path, rid, k, r.get(k, []), re.M, guard)
                                             for k in ("any", "all", "not")), guard=guard,
-                answers=answers)
+                answers=answers,
+                not_below=_patterns(path, rid, "not_below", r.get("not_below", []), re.M, guard))
     if not rule.any and not rule.all:
         raise ManifestError(path, "needs 'any' or 'all' patterns", rid)
     return rule

@@ -55,7 +55,7 @@ def shipped_in_force(cache: Path) -> dict[str, InForce]:
 
 def within_caps(m: Manifest) -> str | None:
     """Why a fetched manifest is too big to run on every row of every pane, or None."""
-    patterns = [p for r in m.rules for p in r.any + r.all + r.not_]
+    patterns = [p for r in m.rules for p in r.any + r.all + r.not_ + r.not_below]
     patterns += [p for k in ("cmdline", "title", "screen") for p in getattr(m.identify, k)]
     if len(m.rules) > MAX_RULES:
         return f"{len(m.rules)} rules (at most {MAX_RULES})"

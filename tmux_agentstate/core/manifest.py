@@ -28,15 +28,16 @@ __all__ = ["ENGINE", "SEARCH_BUDGET", "Guard", "Hint", "Identity", "Manifest", "
 
 STATES = ("blocked", "working", "idle")
 FALLBACKS = ("idle", "working")  # never blocked: a false "needs you" costs more than a late one
-ROW_REGIONS = ("screen", "cursor_row", "bottom", "top")
+ROW_REGIONS = ("screen", "cursor_row", "bottom", "top", "paragraphs")
 REGIONS = ROW_REGIONS + ("title", "osc_state")
 _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "identify", "rules",
              "marks", "answers"}
 # The manifest schema this code reads. A manifest that needs more (`engine = N`, a new rule
 # kind) is refused with one line and the last good one keeps running; `manifests update`
 # checks it before it writes anything.
-ENGINE = 4  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers;
-# 4: identity only (no [[rules]]: an agent that reports its state itself, OSC 7501 or hooks)
+ENGINE = 5  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers;
+# 4: identity only (no [[rules]]: an agent that reports its state itself, OSC 7501 or hooks);
+# 5: the `paragraphs` region (wrapped rows rejoined)
 # a manifest's `version` counts changes to its rules (the busiest is at 3): ten thousand is
 # centuries of them. Bounded so a file that claims 10**18 cannot take precedence over every
 # manifest a future release bundles (the newer of bundled and cached runs)
@@ -94,6 +95,8 @@ class Rule:
                 text = view.title
             elif self.region == "osc_state":
                 text = view.osc_state
+            elif self.region == "paragraphs":
+                text = "\n".join(paragraphs(view.rows))
             else:
                 filled = [r for r in view.rows if r.strip()]
                 text = "\n".join(filled[-self.rows:] if self.region == "bottom" else filled[: self.rows])
@@ -124,6 +127,28 @@ class Rule:
                 return None
             hit = found if hit is None else hit  # the first `all` row names the dialog best
         return hit
+
+
+# a row that starts a list item or an entry, never the rest of a wrapped sentence: a number and
+# a dot, a bullet, a selection arrow, a tree branch, a box edge
+_ITEM_START = re.compile(r"\s*(\d+[.)]\s|[•◦›❯>*·\-–└├│╭╰■✔✗⚠])")
+
+
+def paragraphs(rows: list[str]) -> list[str]:
+    """The rows with each wrapped paragraph on one row: a row that starts at the same column as
+    the non-blank row above it, and not with a list marker, continues it (joined with one
+    space). A question an agent wraps over several rows on a narrow pane reads as one row."""
+    out: list[str] = []
+    indent = None  # the column the paragraph being built starts at
+    for row in rows:
+        text = row.rstrip()
+        col = len(text) - len(text.lstrip())
+        if text and indent == col and not _ITEM_START.match(text):
+            out[-1] += " " + text.strip()
+            continue
+        out.append(text)
+        indent = col if text else None
+    return out
 
 
 def _find_line(pattern: Pattern, text: str) -> str | None:
@@ -337,6 +362,8 @@ def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False,
     region = r.get("region", "screen")
     if region not in REGIONS:
         raise ManifestError(path, f"'region' must be one of {REGIONS}, not {region!r}", rid)
+    if region == "paragraphs" and engine < 5:  # an older engine refuses it by its engine
+        raise ManifestError(path, "region 'paragraphs' needs 'engine = 5' (or later)", rid)
     rows = r.get("rows", 0)
     if region in ("bottom", "top"):
         if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:

@@ -172,6 +172,7 @@ class Session:
     why_not: str = ""             # why not on older ones (printed when skipped)
     retries: int | None = None    # cap the provider's request/stream retries (error sessions)
     mcp: bool = False             # give the session harness/mcp_stub.py as MCP server `stub` (-c)
+    args: tuple = ()              # extra command-line arguments (e.g. --no-alt-screen)
     shots: list[str] = field(default_factory=list)  # fixture names it makes (for --only / list)
 
 
@@ -720,6 +721,25 @@ def s_trust_narrow(c: Ctx) -> None:
     c.shot("idle-start", "idle", "start", "answered the trust question; empty composer (narrow)")
 
 
+def s_inline(c: Ctx) -> None:
+    """--no-alt-screen (inline: history goes to the terminal's scrollback): turns with a tool
+    run and a working row, then the finished turn ('Worked for …' divider) must read idle."""
+    c.wait_ready()
+    c.shot("idle-start-inline", "idle", "start", "--no-alt-screen; fresh start, empty composer")
+    c.prompt("in the sandbox, run `sleep 6; ls -la` to check the layout")
+    c.wait_text("esc to interrupt")
+    time.sleep(3)
+    c.shot("working-tool-sandboxed-inline", "working", "tool-running",
+           "--no-alt-screen: sandboxed command running, Working row up", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-command-inline", "idle", "after-approved-command",
+           "--no-alt-screen: the command finished, final text and 'Worked for …' shown")
+    c.prompt(slow("walk me through the startup code slowly"))
+    c.wait_working_title()
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-stream-inline", "idle", "after-reply", "--no-alt-screen: the slow reply finished")
+
+
 SESSIONS = [
     Session("first-run-80", 24, 80, trusted=False, run=s_first_run_80),
     Session("big-160", 48, 160, run=s_big_160),
@@ -739,6 +759,8 @@ SESSIONS = [
     Session("mcp-160", 48, 160, run=s_mcp, mcp=True),
     Session("trust-60", 20, 60, trusted=False, run=s_trust_narrow),
     Session("trust-44", 16, 44, trusted=False, run=s_trust_narrow),
+    Session("inline-80", 24, 80, run=s_inline, args=("--no-alt-screen",)),
+    Session("inline-120", 36, 120, run=s_inline, args=("--no-alt-screen",)),
 ]
 
 
@@ -783,7 +805,7 @@ def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> lis
         c = Ctx(sess, rec, only, index)
         c.mock_log = mock.log
         return c
-    cmd = [str(CODEX_BIN)]
+    cmd = [str(CODEX_BIN), *sess.args]
     if sess.mcp:  # a per-launch MCP server (a -c override: Codex then runs embedded, no daemon)
         stub = Path(__file__).resolve().parent / "mcp_stub.py"
         cmd += ["-c", f'mcp_servers.stub={{command="{sys.executable}",args=["{stub}"]}}']

@@ -171,6 +171,8 @@ class Session:
     since: str = "0.0.0"          # the oldest release this session can run on
     why_not: str = ""             # why not on older ones (printed when skipped)
     retries: int | None = None    # cap the provider's request/stream retries (error sessions)
+    mcp: bool = False             # give the session harness/mcp_stub.py as MCP server `stub` (-c)
+    args: tuple = ()              # extra command-line arguments (e.g. --no-alt-screen)
     shots: list[str] = field(default_factory=list)  # fixture names it makes (for --only / list)
 
 
@@ -230,7 +232,8 @@ class Ctx(common.TitleCtx):
 
     def trust(self, how: str) -> None:
         """Wait for the folder-trust dialog, shoot it, answer it (the answer depends on the release)."""
-        self.wait_text(by_release(TRUST_NEEDLE))
+        needle = by_release(TRUST_NEEDLE)  # the question wraps on a narrow pane: rows rejoined
+        self.wait(lambda s, t: needle in " ".join(s.split()), f"trust question {needle!r}", 30)
         self.shot("blocked-trust-folder", "blocked", "trust-folder", how)
         answer = by_release(TRUST_ANSWER)
         if answer and answer not in self.rec.screen():
@@ -692,6 +695,51 @@ def s_errors(c: Ctx) -> None:
                 c.index[name]["mark"] = mark
 
 
+def s_mcp(c: Ctx) -> None:
+    """An MCP server (harness/mcp_stub.py, passed with -c mcp_servers.stub=…) whose destructive
+    tool the mock calls: Codex's MCP tool-call approval form."""
+    c.wait_ready()
+    c.prompt("please use the mcp tool deploy_preview for this branch")
+    c.wait_text("enter to submit", timeout=60)
+    c.shot("blocked-mcp-approval", "blocked", "mcp-approval",
+           "mock calls mcp__stub__deploy_preview (destructive, open-world MCP tool): Codex's "
+           "approval form ('Field 1/1', 'enter to submit | esc to cancel')")
+    c.rec.send("Escape")
+    c.wait_idle()
+    c.shot("idle-after-mcp-cancel", "idle", "after-reject",
+           "cancelled the MCP approval form with Esc; turn ended, composer back")
+
+
+def s_trust_narrow(c: Ctx) -> None:
+    """A narrow pane, untrusted folder: the trust question wraps over several rows."""
+    c.trust(f"first run in an untrusted git folder on a narrow pane ({c.s.cols} columns): the "
+            "question wraps over several rows")
+    # a narrow composer drops its '? for shortcuts' footer: wait for the composer itself
+    c.wait(lambda s, t: "Ask Codex" in s or (c.osc and any(
+        x.startswith("state=idle") for x in c.osc_states())), "composer", 60)
+    c.rec.settle(1.5, timeout=15)
+    c.shot("idle-start", "idle", "start", "answered the trust question; empty composer (narrow)")
+
+
+def s_inline(c: Ctx) -> None:
+    """--no-alt-screen (inline: history goes to the terminal's scrollback): turns with a tool
+    run and a working row, then the finished turn ('Worked for …' divider) must read idle."""
+    c.wait_ready()
+    c.shot("idle-start-inline", "idle", "start", "--no-alt-screen; fresh start, empty composer")
+    c.prompt("in the sandbox, run `sleep 6; ls -la` to check the layout")
+    c.wait_text("esc to interrupt")
+    time.sleep(3)
+    c.shot("working-tool-sandboxed-inline", "working", "tool-running",
+           "--no-alt-screen: sandboxed command running, Working row up", settle=None)
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-command-inline", "idle", "after-approved-command",
+           "--no-alt-screen: the command finished, final text and 'Worked for …' shown")
+    c.prompt(slow("walk me through the startup code slowly"))
+    c.wait_working_title()
+    c.wait_idle(timeout=60)
+    c.shot("idle-after-stream-inline", "idle", "after-reply", "--no-alt-screen: the slow reply finished")
+
+
 SESSIONS = [
     Session("first-run-80", 24, 80, trusted=False, run=s_first_run_80),
     Session("big-160", 48, 160, run=s_big_160),
@@ -707,6 +755,12 @@ SESSIONS = [
     Session("tools-80", 24, 80, run=s_tools_80),
     Session("errors-80", 24, 80, run=s_errors, retries=5),
     Session("errors-120", 36, 120, run=s_errors, retries=5),
+    Session("mcp-80", 24, 80, run=s_mcp, mcp=True),
+    Session("mcp-160", 48, 160, run=s_mcp, mcp=True),
+    Session("trust-60", 20, 60, trusted=False, run=s_trust_narrow),
+    Session("trust-44", 16, 44, trusted=False, run=s_trust_narrow),
+    Session("inline-80", 24, 80, run=s_inline, args=("--no-alt-screen",)),
+    Session("inline-120", 36, 120, run=s_inline, args=("--no-alt-screen",)),
 ]
 
 
@@ -751,8 +805,12 @@ def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> lis
         c = Ctx(sess, rec, only, index)
         c.mock_log = mock.log
         return c
+    cmd = [str(CODEX_BIN), *sess.args]
+    if sess.mcp:  # a per-launch MCP server (a -c override: Codex then runs embedded, no daemon)
+        stub = Path(__file__).resolve().parent / "mcp_stub.py"
+        cmd += ["-c", f'mcp_servers.stub={{command="{sys.executable}",args=["{stub}"]}}']
     return common.run_session(sess, ctx, sess.run, base=base,
-                              home=home, cmd=[str(CODEX_BIN)], env=env, cwd=proj)
+                              home=home, cmd=cmd, env=env, cwd=proj)
 
 
 def capture(only: str | None) -> None:

@@ -31,6 +31,7 @@ Replies are scripted by keywords in the LAST user message (case-insensitive), fi
 | slowly|in detail|essay|walk me through    | a slow stream: many small deltas over --slow-seconds (25) |
 | ask me|which option|choose between       | a `request_user_input` question tool call (Codex: Plan    |
 |                                           | mode only; opencode: its `question` tool)                 |
+| mcp tool                                  | a call of the first MCP tool offered (`mcp__<server>__…`) |
 | bug|fix|regression|off-by-one            | a short reply ending "Would you like me to add a          |
 |                                           | regression test?"                                         |
 | anything else                             | a short one-line reply                                    |
@@ -113,6 +114,8 @@ def choose(text: str, tool_result: bool) -> dict:
     if m:
         return {"kind": "command", "command": m.group(1).strip(),
                 "escalate": "sandbox" not in low}
+    if re.search(r"\bmcp tool\b", low):
+        return {"kind": "mcp"}
     if re.search(r"\b(ask me|which option|choose between|let me choose)\b", low):
         return {"kind": "ask"}
     if re.search(r"\b(look at|which file|where is)\b", low):
@@ -232,6 +235,20 @@ def find_tool(tools: list, *names: str, pattern: str | None = None) -> dict | No
             if re.search(pattern, n):
                 return t
     return None
+
+
+def mcp_tool(tools: list, prompt: str) -> tuple[str | None, dict] | None:
+    """(namespace, tool) of the MCP tool the prompt names (else the first one): Codex offers an
+    MCP server's tools as a `namespace` tool `mcp__<server>` holding function tools."""
+    found = []
+    for t in tools or []:
+        name = t.get("name") or ""
+        if t.get("type") == "namespace" and name.startswith("mcp__"):
+            found += [(name, f) for f in t.get("tools") or []]
+        elif name.startswith("mcp__"):
+            found.append((None, t))
+    named = [x for x in found if x[1].get("name") and x[1]["name"] in prompt]
+    return (named or found or [None])[0]
 
 
 def tool_params(tool: dict) -> dict:
@@ -421,6 +438,19 @@ def serve_responses(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
         idx = len(output)
         item = {"type": "function_call", "id": f"fc_mock_{rid}", "call_id": f"call_mock_{rid}",
                 "name": tool.get("name"), "arguments": json.dumps(args), "status": "completed"}
+        ev("response.output_item.added", output_index=idx, item=item)
+        output.append(item)
+        ok = ev("response.output_item.done", output_index=idx, item=item)
+    elif kind == "mcp" and mcp_tool(tools, text):
+        ns, tool = mcp_tool(tools, text)
+        props = tool_params(tool)
+        args = {k: "feature/preview" for k, v in props.items() if v.get("type") == "string"}
+        ok = text_item("I'll call the MCP tool.", 2, 0.05)
+        idx = len(output)
+        item = {"type": "function_call", "id": f"fc_mock_{rid}", "call_id": f"call_mock_{rid}",
+                "name": tool.get("name"), "arguments": json.dumps(args), "status": "completed"}
+        if ns:
+            item["namespace"] = ns
         ev("response.output_item.added", output_index=idx, item=item)
         output.append(item)
         ok = ev("response.output_item.done", output_index=idx, item=item)

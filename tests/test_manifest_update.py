@@ -171,14 +171,16 @@ def test_each_fault_is_refused_with_one_line_and_the_rules_stay(site, dirs, case
     opts, words = REFUSALS[case]
     body = opts.get("body", claude_v(V + 1))
     name = opts.get("name", "claude")
+    # a version newer than the bundled file of that name (else it is "in force already")
+    new = max(V, Catalog([BUNDLED_DIR]).get(name).version) + 1
     if name != "claude":  # claude's file served under codex's name and entry
-        body = claude_v(V + 1)
-    site.publish(name, body, version=V + 1, engine=opts.get("engine"), sha=opts.get("sha"),
+        body = claude_v(new)
+    site.publish(name, body, version=new, engine=opts.get("engine"), sha=opts.get("sha"),
                  delay=opts.get("delay", 0), trickle=opts.get("trickle", 0))
     before = Catalog().get(name)
     lines, ok = run(site, cache, deadline=1.0)
     assert not ok and len(lines) == 1, lines
-    assert lines[0].startswith(f"{name}: refused v{V + 1}: ") and words in lines[0], lines[0]
+    assert lines[0].startswith(f"{name}: refused v{new}: ") and words in lines[0], lines[0]
     assert lines[0].endswith(f"kept the bundled v{before.version}") and "\n" not in lines[0]
     assert not cache.exists() or not list(cache.iterdir())  # nothing written, not even a temp
     after = Catalog().get(name)

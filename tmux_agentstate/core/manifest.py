@@ -21,6 +21,7 @@ else:  # pragma: no cover
 from .answers import Pick, parse_answers
 from .safe_read import read_head
 from .patterns import SEARCH_BUDGET, Guard, Hint, Pattern, take_faults
+from .rows import find_line as _find_line, find_line_clear_below, paragraphs
 from .screen import ScreenView
 
 __all__ = ["ENGINE", "SEARCH_BUDGET", "Guard", "Hint", "Identity", "Manifest", "ManifestError",
@@ -28,7 +29,7 @@ __all__ = ["ENGINE", "SEARCH_BUDGET", "Guard", "Hint", "Identity", "Manifest", "
 
 STATES = ("blocked", "working", "idle")
 FALLBACKS = ("idle", "working")  # never blocked: a false "needs you" costs more than a late one
-ROW_REGIONS = ("screen", "cursor_row", "bottom", "top")
+ROW_REGIONS = ("screen", "cursor_row", "bottom", "top", "paragraphs")
 REGIONS = ROW_REGIONS + ("title", "osc_state")
 _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "identify", "rules",
              "marks", "answers"}
@@ -37,7 +38,8 @@ _TOP_KEYS = {"name", "display", "version", "engine", "tested", "fallback", "iden
 # checks it before it writes anything.
 ENGINE = 5  # 2: [[marks]]; 3: a blocked rule's own `answers`, `{ pick = … }` answers;
 # 4: identity only (no [[rules]]: an agent that reports its state itself, OSC 7501 or hooks);
-# 5: `not_below` (a row counts only when no row below it shows what follows it, e.g. a finished turn)
+# 5: `not_below` (a row counts only when no row below it shows what follows it, e.g. a finished
+# turn), and the `paragraphs` region (wrapped rows rejoined);
 # a manifest's `version` counts changes to its rules (the busiest is at 3): ten thousand is
 # centuries of them. Bounded so a file that claims 10**18 cannot take precedence over every
 # manifest a future release bundles (the newer of bundled and cached runs)
@@ -99,6 +101,8 @@ class Rule:
                 text = view.title
             elif self.region == "osc_state":
                 text = view.osc_state
+            elif self.region == "paragraphs":
+                text = "\n".join(paragraphs(view.rows))
             else:
                 filled = [r for r in view.rows if r.strip()]
                 text = "\n".join(filled[-self.rows:] if self.region == "bottom" else filled[: self.rows])
@@ -117,7 +121,8 @@ class Rule:
         text = self.region_text(view)
         if self.not_ and any(_find_line(p, text) is not None for p in self.not_):
             return None
-        find = _find_line if not self.not_below else self._find_line_clear_below
+        find = _find_line if not self.not_below else (
+            lambda p, t: find_line_clear_below(p, self.not_below, t))
         hit = None
         for pat in self.all:
             found = find(pat, text)
@@ -130,42 +135,6 @@ class Rule:
                 return None
             hit = found if hit is None else hit  # the first `all` row names the dialog best
         return hit
-
-
-    def _find_line_clear_below(self, pattern: Pattern, text: str) -> str | None:
-        """The first row `pattern` matches with no `not_below` row under it: the rows below
-        the last `not_below` row are all that can count."""
-        cut = -1
-        for p in self.not_below:
-            pos = 0
-            while (m := p.search(text, pos)) is not None:
-                row_end = text.find("\n", m.start())
-                cut = max(cut, len(text) if row_end < 0 else row_end)
-                if row_end < 0:
-                    break
-                pos = row_end + 1
-        return _find_line(pattern, text if cut < 0 else text[cut + 1:])
-
-
-def _find_line(pattern: Pattern, text: str) -> str | None:
-    """The first row of `text` (rows joined by \\n) that `pattern` matches, searched row by row
-    in meaning but in one regex call: one search over the joined text is ~10x cheaper."""
-    pos = 0
-    while True:
-        m = pattern.search(text, pos)
-        if m is None:
-            return None
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        if m.end() <= end:
-            return text[start:end]
-        # the match ran across a row break (e.g. `\\s*`): try that row alone, then go on
-        if pattern.search(text[start:end]):
-            return text[start:end]
-        pos = end + 1
-        if pos > len(text):
-            return None
 
 
 @dataclass(frozen=True)
@@ -358,6 +327,8 @@ def _parse_rule(path: Path, r, i: int, seen: set[str], mark: bool = False,
     region = r.get("region", "screen")
     if region not in REGIONS:
         raise ManifestError(path, f"'region' must be one of {REGIONS}, not {region!r}", rid)
+    if region == "paragraphs" and engine < 5:  # an older engine refuses it by its engine
+        raise ManifestError(path, "region 'paragraphs' needs 'engine = 5' (or later)", rid)
     rows = r.get("rows", 0)
     if region in ("bottom", "top"):
         if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:

@@ -202,6 +202,22 @@ def test_a_plain_process_cannot_overwrite_a_launched_agents_report(tmux_server, 
     assert tmux_server.state(agent.pane) == "blocked"
 
 
+def test_a_report_without_a_token_never_lands_on_a_launched_pane_whatever_its_token(tmux_server):
+    """Whatever the recorded token looks like: `if-shell -F` reads a value starting with '0' as
+    false, so a record "0…" (a random token does, one launch in 16) once let a process without
+    a token overwrite the launched agent's report (seen as a flake of the nested-agent test)."""
+    pane = tmux_server.new_pane("sleep 600")
+    for token in ("0" + "a" * 31, "0" * 32, "f" * 32):
+        tmux_server.cmd("set-option", "-p", "-t", pane, "@agentstate_launch", f"{token} 4242")
+        tmux_server.cmd("set-option", "-p", "-t", pane, "@agentstate_report",
+                        f"blocked 1.000 hook:claude:PermissionRequest {token}")
+        hook(tmux_server, pane, "claude", "Stop", launched=False)
+        assert tmux_server.option(pane, "@agentstate_report").startswith("blocked "), token
+    tmux_server.cmd("set-option", "-p", "-u", "-t", pane, "@agentstate_launch")
+    hook(tmux_server, pane, "claude", "Stop", launched=False)  # no launch here: it lands
+    assert tmux_server.option(pane, "@agentstate_report").startswith("idle "), "no record"
+
+
 # -- (c) an agent started inside the launched one's tool call ------------------------------------
 def test_a_nested_agent_inheriting_the_pane_and_token_does_not_report_onto_it(tmux_server, sidecar, tmp_path):
     agent, sc = blocked_stand_in(tmux_server, sidecar, tmp_path)

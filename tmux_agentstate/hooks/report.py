@@ -193,7 +193,10 @@ def report_command(pane: str, state: str, source: str, now: float, environ) -> l
         value = f"{state} {now:.3f} {source}" + (f" {token}" if token else "")
         setting = f"set-option -p -t {pane} @agentstate_report '{value}'"  # no quote in value
     if not token:
-        return ["if-shell", "-F", "-t", pane, f"#{{{LAUNCH_OPTION}}}", "", setting]
+        # "is the pane's launch record empty", compared: `if-shell -F` takes a value whose FIRST
+        # character is '0' as false, and a record starting with a token like "0a3f…" (one
+        # launch in 16) would have let any process's report overwrite the launched agent's
+        return ["if-shell", "-F", "-t", pane, f"#{{!=:#{{{LAUNCH_OPTION}}},}}", "", setting]
     if not TOKEN.fullmatch(token) or not run_by_launched_agent(environ):
         return None
     launched = f"{token} {environ.get(LAUNCH_PID_ENV)}"

@@ -64,7 +64,10 @@ class PipeIntake(PipedIntake):
     def _take_reported(self, changed: list[PaneWatch] = ()) -> list[PaneWatch]:
         """`changed`, and the panes whose agent's root report changed since the last wake."""
         reported, self._reported = self._reported, []
-        return list(changed) + [w for w in reported if w not in changed and self._all.get(w.pane_id) is w]
+        # by pane id: `in` on watches would compare every field of two dataclasses
+        read = {w.pane_id for w in changed}
+        return list(changed) + [w for w in reported
+                                if w.pane_id not in read and self._all.get(w.pane_id) is w]
 
     def _on_readable(self, pane_id: str) -> None:
         data = self.fifos.read(pane_id, PIPE_DRAIN)  # drained whole, a flood included

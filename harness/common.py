@@ -6,8 +6,8 @@
 - Process hygiene: pids_naming / kill_pids / reap (by PID, never by process name: other agents
   run on this machine).
 - Mock: one mock model server (harness/mock_*.py) on a free port.
-- NpmRelease: an npm agent's prefix / binary / fixture folder at one release; Session,
-  session_dirs, demo_project: the newer drivers' session shape, throwaway dirs and git project.
+- NpmRelease / PipRelease: an npm (PyPI) agent's prefix (venv), binary and fixture folder at one
+  release; Session, session_dirs, demo_project: the newer drivers' session shape, throwaway dirs and git project.
 - Ctx: what a session script gets (the recording, waits on tmux's own view, `shot`).
 - run_session / capture / main: the per-session plumbing and the install/capture/list CLI of the
   drivers that take `--only NAME` (all but claude.py, which has its own).
@@ -181,6 +181,36 @@ class NpmRelease:
 
     def install(self) -> None:
         npm_install(self.prefix, self.bin, self.package, self.version)
+
+
+def pip_install(venv: Path, bin_: Path, package: str, version: str, python: str) -> None:
+    """A venv at VENV made by `python`, with `package==version`, unless `bin_` already runs it."""
+    stamp_file = venv / ".installed"
+    if bin_.exists() and stamp_file.exists() and stamp_file.read_text().strip() == version:
+        print(f"already installed: {package} {version} in {venv}")
+        return
+    subprocess.run([python, "-m", "venv", "--clear", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
+                    f"{package}=={version}"], check=True)
+    stamp_file.write_text(version)
+    print(f"installed {package} {version} in {venv}")
+
+
+class PipRelease(NpmRelease):
+    """One agent CLI from PyPI at one release, in its own venv `AGENTS/<agent>-<version>` made by
+    `python` (a name on PATH such as "python3.13", for a CLI that needs a newer Python than
+    ours). The same paths and `configure` as NpmRelease; the binary is the venv's `bin/<name>`."""
+
+    def __init__(self, agent: str, package: str, bin_name: str, pinned: str, python: str = sys.executable):
+        self.python = python
+        super().__init__(agent, package, bin_name, pinned)
+
+    def configure(self, version: str | None, out: Path | None) -> None:
+        super().configure(version, out)
+        self.bin = self.prefix / "bin" / self.bin_name
+
+    def install(self) -> None:
+        pip_install(self.prefix, self.bin, self.package, self.version, self.python)
 
 
 # -- one session ----------------------------------------------------------------------------------

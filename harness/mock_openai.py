@@ -47,7 +47,8 @@ commit-message request) get a short plain reply so nothing hangs.
 
 Tools are found by their names in each CLI (Factory Droid's are capitalised: Execute, Create,
 AskUser, whose `questionnaire` is one plain-text form; its Execute also requires a summary and a
-risk level, filled in here).
+risk level, filled in here). Letta Code's (Bash, Write, AskUserQuestion, offered with its own
+`memory` tool) get a block of their own, `letta_tool_call`.
 
 Turns that end in an error (the block "turns that end in an error" below): an UPPER-CASE keyword
 in the last user message of a Responses request that offers tools makes every such call fail
@@ -494,7 +495,26 @@ def chat_last_user(body: dict) -> tuple[str, bool, str]:
     return last_user, False, ""
 
 
+def letta_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
+    """Letta Code (local backend): Bash (command, description), Write (file_path, content),
+    AskUserQuestion (questions: question, header, options of label + description, multiSelect)."""
+    if sc["kind"] == "command":
+        return "Bash", {"command": sc["command"], "description": f"Run {sc['command']}"}
+    if sc["kind"] == "patch":
+        return "Write", {"file_path": sc["file"], "content": "def answer():\n    return 42\n"}
+    if sc["kind"] == "ask":
+        return "AskUserQuestion", {"questions": [{
+            "question": "Which approach should I take for this change?", "header": "Approach",
+            "multiSelect": False, "options": [
+                {"label": "Minimal fix", "description": "Touch only the failing code path."},
+                {"label": "Refactor module", "description": "Restructure the module while fixing it."}]}]}
+    return None
+
+
 def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
+    names = {(t.get("function") or {}).get("name") for t in tools}
+    if {"Bash", "Write", "AskUserQuestion", "memory"} <= names:   # only Letta Code offers these
+        return letta_tool_call(tools, sc)
     if sc["kind"] == "command":
         t = find_tool(tools, "bash", "shell", "exec_command", "run_shell_command", "run_command",
                       "execute_command", "Execute", pattern=r"bash|shell|exec|command")

@@ -48,6 +48,10 @@ PROCESSES = [
     ("cline", "node", ["node", "/usr/lib/node_modules/cline/bin/cline"]),
     ("droid", "droid", ["/work/agents/droid-0.215.0/node_modules/.bin/droid"]),
     ("droid", "droid", ["droid", "exec", "--auto", "low"]),
+    ("letta", "node", ["node", "/work/agents/letta-0.25.9/node_modules/.bin/letta", "--backend",
+                       "local", "--permission-mode", "standard"]),
+    ("letta", "node", ["node", "/usr/lib/node_modules/@letta-ai/letta-code/letta.js"]),
+    (None, "letta", ["/opt/letta/bin/python3", "/opt/letta/bin/letta", "server"]),  # Letta's server
     (None, "android-studio", ["/opt/android-studio/bin/studio.sh"]),
     (None, "node", ["node", "/srv/app/node_modules/.bin/copilot-metrics-server"]),
     (None, "node", ["node", "/srv/app/node_modules/.bin/grokker"]),

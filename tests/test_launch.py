@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -339,3 +340,185 @@ def test_launch_pi_turns_its_program_status_reports_on(tmp_path):
 @pytest.mark.parametrize("theirs", ["0", "1", ""])
 def test_launch_pi_keeps_a_program_status_the_user_set(tmp_path, theirs):
     assert _launch_fake_pi(tmp_path, PI_PROGRAM_STATUS=theirs) == f"{theirs} --model m".strip()
+
+
+# -- Factory Droid: our hooks in a private --settings file -----------------------------------------
+@pytest.fixture
+def droid_env(tmp_path, monkeypatch):
+    """The environment of a launch in a tmux pane whose server's socket is in tmp_path (so the
+    runtime folder is tmp_path/.agentstate); removing the file at exit is noted, not forked."""
+    removers = []
+    monkeypatch.setattr(launch, "remove_when_gone", lambda pid, path: removers.append((pid, path)))
+    (tmp_path / "tmux").mkdir(mode=0o700)
+    return {"TMUX": f"{tmp_path}/tmux/sock,1,0", "TMUX_PANE": "%1"}, removers
+
+
+def _droid_settings(args) -> tuple[dict, str]:
+    assert args[0] == "--settings"
+    return json.loads(open(args[1]).read()), args[1]
+
+
+def test_droid_settings_file_carries_our_hooks_privately_in_the_runtime_folder(droid_env, tmp_path):
+    environ, removers = droid_env
+    args = launch.droid_args(["--auto", "low", "fix it"], environ=environ)
+    settings, path = _droid_settings(args)
+    assert args[2:] == ["--auto", "low", "fix it"]
+    folder = tmp_path / "tmux" / ".agentstate" / launch.LAUNCH_FOLDER
+    assert os.path.dirname(path) == str(folder) and os.path.basename(path).startswith(f"droid-{os.getpid()}-")
+    assert (os.stat(path).st_mode & 0o777, os.stat(folder).st_mode & 0o777) == (0o600, 0o700)
+    hooks = settings["hooks"]
+    assert set(hooks) == set(launch.DROID_EVENTS) and set(settings) == {"hooks"}
+    assert hooks["PreToolUse"][0]["matcher"] == "*" and "matcher" not in hooks["Stop"][0]
+    (hook,) = hooks["Notification"][0]["hooks"]
+    assert "tmux_agentstate.hook droid Notification" in hook["command"] and hook["timeout"] == 5
+    assert removers == [(os.getpid(), Path(path))]
+    # every hooked event records a state
+    assert all(state_for("droid", e, {"notification_type": "permission_prompt"}) for e in launch.DROID_EVENTS)
+
+
+@pytest.mark.parametrize("form", ["separate", "equals"])
+def test_droid_users_own_settings_file_is_merged_and_left_as_it_is(droid_env, tmp_path, form):
+    """Their keys stay, their hook for an event we hook too runs first, and their file (in a
+    folder with a space in its name) is not written to."""
+    environ, _ = droid_env
+    mine = tmp_path / "my settings" / "droid settings.json"
+    mine.parent.mkdir()
+    theirs = {"model": "custom:mine", "hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        "PreCompact": [{"hooks": [{"type": "command", "command": "echo compact"}]}]}}
+    mine.write_text(json.dumps(theirs))
+    before = mine.read_bytes()
+    given = ["--settings", str(mine)] if form == "separate" else [f"--settings={mine}"]
+    args = launch.droid_args(["--auto", "low", *given, "--", "--settings", "literal"], environ=environ)
+    settings, path = _droid_settings(args)
+    assert args[2:] == ["--auto", "low", "--", "--settings", "literal"]  # after `--`: the prompt's
+    assert path != str(mine) and mine.read_bytes() == before
+    assert settings["model"] == "custom:mine"
+    assert settings["hooks"]["PreCompact"] == theirs["hooks"]["PreCompact"]
+    stop = settings["hooks"]["Stop"]
+    assert stop[0] == theirs["hooks"]["Stop"][0] and "tmux_agentstate.hook droid Stop" in stop[1]["hooks"][0]["command"]
+
+
+@pytest.mark.parametrize("content", [None, "dir", b"\xff\xfe not utf-8", "{not json", "[1, 2]",
+                                     '{"hooks": ["Stop"]}', '{"hooks": {"Stop": "echo"}}'])
+def test_droid_settings_we_cannot_read_start_droid_as_it_is_with_one_line(droid_env, tmp_path, capsys, content):
+    """Missing, a folder, not UTF-8, not JSON, not an object, hooks not a table: Droid gets the
+    user's arguments untouched (and says what it thinks of the file), without our hooks."""
+    environ, removers = droid_env
+    mine = tmp_path / "mine.json"
+    if content == "dir":
+        mine.mkdir()
+    elif content is not None:
+        mine.write_bytes(content if isinstance(content, bytes) else content.encode())
+    given = ["--model", "m", "--settings", str(mine)]
+    assert launch.droid_args(given, environ=environ) == given
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "droid starts with it as it is, without its state hooks" in err
+    assert removers == [] and not (tmp_path / "tmux" / ".agentstate" / launch.LAUNCH_FOLDER).exists()
+
+
+@pytest.mark.parametrize("fault", ["symlink", "open", "file"])
+def test_droid_without_a_private_folder_starts_without_hooks_with_one_line(droid_env, tmp_path, capsys, fault):
+    environ, removers = droid_env
+    base = tmp_path / "tmux" / ".agentstate"
+    base.mkdir(mode=0o700)
+    target = base / launch.LAUNCH_FOLDER
+    if fault == "symlink":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        target.symlink_to(tmp_path / "elsewhere")
+    elif fault == "open":
+        target.mkdir()
+        target.chmod(0o777)
+    else:
+        target.write_text("")
+    assert launch.droid_args(["--model", "m"], environ=environ) == ["--model", "m"]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "droid starts without its state hooks" in err and removers == []
+    if fault == "symlink":
+        assert not list((tmp_path / "elsewhere").iterdir())  # nothing written through it
+
+
+def test_droid_launch_removes_the_files_of_launches_that_ended(droid_env, tmp_path):
+    environ, _ = droid_env
+    first = launch.droid_args([], environ=environ)[1]
+    folder = os.path.dirname(first)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    for name in (f"droid-{dead.pid}-00000000.json", "droid-1-00000000.json", "notes.txt"):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write("{}")
+    second = launch.droid_args([], environ=environ)[1]
+    # pid 1 lives, this process (the first launch) lives, what is not ours is not touched
+    assert sorted(os.listdir(folder)) == sorted(["droid-1-00000000.json", "notes.txt",
+                                                 os.path.basename(first), os.path.basename(second)])
+
+
+def _fake_droid(tmp_path, script_body: str) -> dict:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "droid"
+    fake.write_text("#!/bin/sh\n" + script_body)
+    fake.chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    (tmp_path / "xdg").mkdir(mode=0o700, exist_ok=True)
+    return {**base, "PATH": f"{bin_dir}:{base.get('PATH', '')}", "XDG_RUNTIME_DIR": str(tmp_path / "xdg")}
+
+
+def test_launch_droid_settings_file_is_there_while_droid_runs_and_gone_after(tmp_path):
+    """The real launcher and its remover (outside tmux: $XDG_RUNTIME_DIR's folder): the fake
+    droid reads the file (as Droid does at each new session), runs a while, exits 3."""
+    seen = tmp_path / "seen.json"
+    env = _fake_droid(tmp_path, f'echo "$1 $2" > {tmp_path}/args; sleep 1; cat "$2" > {seen}; exit 3\n')
+    out = subprocess.run([sys.executable, "-m", "tmux_agentstate", "launch", "droid", "--auto", "low"],
+                         env=env, capture_output=True, text=True, timeout=30)
+    assert (out.returncode, out.stderr) == (3, "")  # droid's own exit code
+    flag, path = (tmp_path / "args").read_text().split()
+    assert flag == "--settings" and path.startswith(str(tmp_path / "xdg" / "tmux-agentstate" / "launch"))
+    assert set(json.loads(seen.read_text())["hooks"]) == set(launch.DROID_EVENTS)
+    wait_for_gone = time.time() + 10
+    while os.path.exists(path) and time.time() < wait_for_gone:
+        time.sleep(0.05)
+    assert not os.path.exists(path), "the launch's settings file outlived droid"
+
+
+def test_droid_hook_prints_suppress_output_and_records_with_proof(tmux_server):
+    """The hook command from the settings file as Droid runs it (sh -c, payload on stdin): it
+    prints {"suppressOutput":true} (Droid would otherwise write the run into its transcript)."""
+    from test_signals import launch_record
+    pane = tmux_server.new_pane("sleep 600")
+    hooks = launch.hooks_table("droid", launch.DROID_EVENTS)
+    env = dict(os.environ, TMUX=f"{tmux_server.tmux.socket()},1,0", TMUX_PANE=pane,
+               **launch_record(tmux_server, pane))
+
+    def run(event, payload):
+        res = subprocess.run(["sh", "-c", hooks[event][0]["hooks"][0]["command"]], input=json.dumps(payload),
+                             capture_output=True, text=True, env=env)
+        assert (res.returncode, res.stdout, res.stderr) == (0, '{"suppressOutput":true}\n', "")
+        return tmux_server.option(pane, "@agentstate_report").split()
+
+    assert run("Notification", {"notification_type": "permission_prompt", "hook_event_name": "Notification"})[::2] == [
+        "blocked", "hook:droid:Notification"]
+    assert run("PostToolUse", {"tool_name": "Execute"})[0] == "working"
+    assert run("Stop", {})[0] == "idle"
+    assert run("SessionEnd", {"reason": "other"}) == []
+
+
+def test_droid_events_map_to_states():
+    assert state_for("droid", "UserPromptSubmit", {"prompt": "hi"}) == "working"
+    assert state_for("droid", "PreToolUse", {"tool_name": "Execute"}) == "working"
+    assert state_for("droid", "PreToolUse", {"tool_name": "AskUser"}) == "blocked"
+    assert state_for("droid", "Notification", {"notification_type": "permission_prompt"}) == "blocked"
+    assert state_for("droid", "Notification", {"notification_type": "elicitation_dialog"}) == "blocked"
+    assert state_for("droid", "Notification", {"notification_type": "idle_prompt"}) is None
+    assert state_for("droid", "PostToolUse", {"tool_name": "Execute"}) == "working"
+    assert state_for("droid", "Stop", {}) == "idle"
+    assert state_for("droid", "SessionEnd", {}) == GONE
+    assert state_for("droid", "SessionStart", {}) is None and state_for("droid", "PreCompact", {}) is None
+
+
+def test_only_droid_hooks_print_suppress_output(capsys, monkeypatch):
+    from tmux_agentstate.hooks import report
+    monkeypatch.delenv("TMUX", raising=False)
+    for agent, printed in (("droid", '{"suppressOutput":true}'), ("claude", "{}"), ("", "{}")):
+        assert report.main([agent, "Stop", "{}"]) == 0
+        assert capsys.readouterr().out == printed + "\n"

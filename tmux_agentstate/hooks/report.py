@@ -1,10 +1,10 @@
 """`hook AGENT EVENT`: an agent's own lifecycle report, recorded on its tmux pane.
 
-Runs inside the agent's hook, so it must never get in the way: it prints `{}`, exits 0 even on
-errors, and imports nothing heavy (it is run as `python -m tmux_agentstate.hook`, which skips the
-CLI's imports). tmux is the bus: the report is the pane option `@agentstate_report`,
-"STATE UNIXTIME SOURCE TOKEN"; then the hook rings its sidecar's doorbell (sidecar/doorbell.py),
-which reads the report at once.
+Runs inside the agent's hook, so it must never get in the way: it prints `{}` (or its agent's
+OUTPUT), exits 0 even on errors, and imports nothing heavy (it is run as
+`python -m tmux_agentstate.hook`, which skips the CLI's imports). tmux is the bus: the report
+is the pane option `@agentstate_report`, "STATE UNIXTIME SOURCE TOKEN"; then the hook rings its
+sidecar's doorbell (sidecar/doorbell.py), which reads the report at once.
 
 Proof of origin (core/origin.py): the report carries the token `launch` put in the agent's
 environment, and lands only if the pane's `@agentstate_launch` records that token (one tmux
@@ -114,6 +114,23 @@ def _opencode(event: str, payload: dict) -> str | None:
     return None  # session.error: an interrupt or a failed turn, its idle follows
 
 
+def _droid(event: str, payload: dict) -> str | None:
+    """Factory Droid's Claude-style hooks (checked with 0.215.0): no PermissionRequest fires; an
+    approval is a permission_prompt Notification, an AskUser form an elicitation_dialog one."""
+    if event in ("UserPromptSubmit", "PostToolUse"):
+        return "working"
+    if event == "PreToolUse":
+        return "blocked" if payload.get("tool_name") == "AskUser" else "working"
+    if event == "Notification":
+        kind = payload.get("notification_type") or ""
+        return "blocked" if kind in ("permission_prompt", "elicitation_dialog") else None
+    if event == "Stop":
+        return "idle"
+    if event == "SessionEnd":
+        return GONE
+    return None
+
+
 def _generic(event: str, payload: dict) -> str | None:
     e = event.lower()
     for state in ("blocked", "working", "idle"):
@@ -123,7 +140,10 @@ def _generic(event: str, payload: dict) -> str | None:
 
 
 MAPPERS = {"claude": _claude, "codex": _codex, "gemini": _gemini, "copilot": _copilot,
-           "opencode": _opencode, "kilo": _opencode}
+           "opencode": _opencode, "kilo": _opencode, "droid": _droid}
+# what a hook prints for its agent (default `{}`): Droid otherwise writes each hook's run into
+# its transcript ("Hooks Stop └─ <command> : Exit code 0")
+OUTPUT = {"droid": '{"suppressOutput":true}'}
 
 
 def state_for(agent: str, event: str, payload: dict) -> str | None:
@@ -239,6 +259,7 @@ def ring_sidecar(tmux_env: str, pane: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    agent = (argv + [""])[0]
     try:
         agent, event = (argv + ["", ""])[:2]
         if len(argv) > 2:  # Codex's `notify` passes its JSON as the last argument
@@ -256,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         try:
-            sys.stdout.write("{}\n")
+            sys.stdout.write(OUTPUT.get(agent, "{}") + "\n")
             sys.stdout.flush()
         except Exception:
             pass

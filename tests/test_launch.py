@@ -12,6 +12,7 @@ import pytest
 
 from tmux_agentstate.hooks import launch
 from tmux_agentstate.hooks.report import GONE, state_for
+from tmux_agentstate.hooks.launch_files import LAUNCH_FOLDER
 
 
 def test_claude_settings_carry_every_event_including_post_tool_use_failure():
@@ -363,7 +364,7 @@ def test_droid_settings_file_carries_our_hooks_privately_in_the_runtime_folder(d
     args = launch.droid_args(["--auto", "low", "fix it"], environ=environ)
     settings, path = _droid_settings(args)
     assert args[2:] == ["--auto", "low", "fix it"]
-    folder = tmp_path / "tmux" / ".agentstate" / launch.LAUNCH_FOLDER
+    folder = tmp_path / "tmux" / ".agentstate" / LAUNCH_FOLDER
     assert os.path.dirname(path) == str(folder) and os.path.basename(path).startswith(f"droid-{os.getpid()}-")
     assert (os.stat(path).st_mode & 0o777, os.stat(folder).st_mode & 0o777) == (0o600, 0o700)
     hooks = settings["hooks"]
@@ -414,7 +415,7 @@ def test_droid_settings_we_cannot_read_start_droid_as_it_is_with_one_line(droid_
     assert launch.droid_args(given, environ=environ) == given
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "droid starts with it as it is, without its state hooks" in err
-    assert removers == [] and not (tmp_path / "tmux" / ".agentstate" / launch.LAUNCH_FOLDER).exists()
+    assert removers == [] and not (tmp_path / "tmux" / ".agentstate" / LAUNCH_FOLDER).exists()
 
 
 @pytest.mark.parametrize("fault", ["symlink", "open", "file"])
@@ -422,7 +423,7 @@ def test_droid_without_a_private_folder_starts_without_hooks_with_one_line(droid
     environ, removers = droid_env
     base = tmp_path / "tmux" / ".agentstate"
     base.mkdir(mode=0o700)
-    target = base / launch.LAUNCH_FOLDER
+    target = base / LAUNCH_FOLDER
     if fault == "symlink":
         (tmp_path / "elsewhere").mkdir(mode=0o700)
         target.symlink_to(tmp_path / "elsewhere")

@@ -559,6 +559,12 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
             return t["function"]["name"], {"questionnaire": (
                 "1. [question] Which approach should I take for this change?\n[topic] Approach\n"
                 "[option] Minimal fix\n[option] Refactor module\n")}
+        if "footerNote" in tool_params(t):   # Mistral Vibe's ask_user_question: no extra keys
+            return t["function"]["name"], {"questions": [{
+                "question": "Which approach should I take for this change?", "header": "Approach",
+                "options": [{"label": "Minimal fix", "description": "Touch only the failing code path."},
+                            {"label": "Refactor module",
+                             "description": "Restructure the module while fixing it."}]}]}
         if {"question", "options"} <= set(tool_params(t)):   # Cline's ask_question: one question
             return t["function"]["name"], {"question": "Which approach should I take for this change?",
                                            "options": ["Minimal fix", "Refactor module"]}
@@ -580,7 +586,8 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
         sc = {"kind": "side", "was": sc["kind"]}   # Aider's commit-message side call
     title_call = not tools and any(
         isinstance(m.get("content"), str)
-        and ("title generator" in m["content"] or "concise session titles" in m["content"])
+        and ("title generator" in m["content"] or "concise session titles" in m["content"]
+             or "You name coding-agent sessions" in m["content"])   # Mistral Vibe's
         for m in body.get("messages") or [] if m.get("role") == "system")
     if title_call:                  # opencode's / Factory Droid's session-title side call
         sc = {"kind": "side", "was": sc["kind"]}

@@ -52,6 +52,10 @@ PROCESSES = [
                        "local", "--permission-mode", "standard"]),
     ("letta", "node", ["node", "/usr/lib/node_modules/@letta-ai/letta-code/letta.js"]),
     (None, "letta", ["/opt/letta/bin/python3", "/opt/letta/bin/letta", "server"]),  # Letta's server
+    ("vibe", "vibe-rs", ["/work/agents/vibe-3.0.3/lib/python3.12/site-packages/vibe/_bin/vibe-rs"]),
+    ("vibe", "vibe-rs", ["vibe-rs", "--agent", "ask"]),
+    ("vibe", "Vibe CLI", ["Vibe CLI" + " " * 40]),   # 2.x: the Python app renames itself (setproctitle)
+    (None, "vibe-app-server", ["vibe-app-server"]),   # Vibe 3.x's back end, never the pane's process
     (None, "android-studio", ["/opt/android-studio/bin/studio.sh"]),
     (None, "node", ["node", "/srv/app/node_modules/.bin/copilot-metrics-server"]),
     (None, "node", ["node", "/srv/app/node_modules/.bin/grokker"]),

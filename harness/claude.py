@@ -28,16 +28,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import AGENTS, REPO  # noqa: E402
+from common import AGENTS  # noqa: E402
 from tmuxrec import Recording  # noqa: E402
 
-PINNED = "2.1.332"
-VERSION = PINNED
-PREFIX = AGENTS / f"claude-{VERSION}"
-BIN = PREFIX / "node_modules" / ".bin" / "claude"
-OUT = REPO / "fixtures" / "claude"
-RUNS = AGENTS          # where the throwaway HOME / project / recording dirs of a session go
-MOCK_LOG = AGENTS / "claude-mock-requests.jsonl"
+
+
+class ClaudeRelease(common.NpmRelease):
+    """Claude Code at one release. Another release than the pinned one keeps its sessions'
+    throwaway dirs and the mock's request log in its prefix's `runs/`."""
+
+    def configure(self, version: str | None, out: Path | None) -> None:
+        super().configure(version, out)
+        self.runs = AGENTS if self.version == self.pinned else self.prefix / "runs"
+        self.mock_log = (AGENTS / "claude-mock-requests.jsonl" if self.version == self.pinned
+                         else self.runs / "mock-requests.jsonl")
+
+
+CLAUDE = ClaudeRelease("claude", "@anthropic-ai/claude-code", "claude", pinned="2.1.332")
+# the release driven, by the names the code below (and tests/, scripts/) read; configure() moves them
+PINNED, VERSION, PREFIX, BIN, OUT = CLAUDE.pinned, CLAUDE.version, CLAUDE.prefix, CLAUDE.bin, CLAUDE.out
+RUNS = CLAUDE.runs     # where the throwaway HOME / project / recording dirs of a session go
+MOCK_LOG = CLAUDE.mock_log
 KEY = "sk-ant-api03-mock-0123456789abcdefghijKLMNOPQRSTuvwx"
 
 # screen needles (plain substrings of tmux's capture-pane)
@@ -88,79 +99,7 @@ def ready_home(home: Path, proj: Path, mock_port: int, path: str) -> dict[str, s
 
 def older_than(v: str) -> bool:
     """The release being captured is older than `v`."""
-    return common.vtuple(VERSION) < common.vtuple(v)
-
-
-def release_differences() -> None:
-    """Repoint the needles and switches above for an older release (called by configure);
-    each difference names the release it was seen in (NOTES-claude.md has the screens)."""
-    global PROMPT, MODE_FLAG, DEFAULT_MODE, RETRYING, FULLSCREEN, DLG_TRUST, DLG_PLAN, STREAMING
-    global READ_DLG, ENTER_PAUSE, ENTER_RETRY, STALE_WORKING_ROW, FULLSCREEN_OPT_IN
-    if older_than("2.1.0"):
-        # 2.0.77, 1.0.128: the input box is a prompt row between two rules with "? for
-        # shortcuts" under it; the modes are default / acceptEdits / plan / bypassPermissions ("default"
-        # shows no mode text, the others "⏵⏵ accept edits on (shift+tab to cycle)"); one
-        # renderer only (main screen, no `tui` setting); a 529 is retried with "Retrying in 1
-        # second… (attempt 1/10)"; the plan dialog reads "Ready to code? … Here is Claude's
-        # plan: … Would you like to proceed?" and the plan is ExitPlanMode's `plan` input.
-        MODE_FLAG = "default"
-        DEFAULT_MODE = None
-        FULLSCREEN = False
-        RETRYING = "Retrying in"
-        # the trust dialog's title and "yes" label vary (an A/B test in 2.0.77: "Do you trust
-        # the files in this folder?" / "Yes, proceed", "Ready to code here?" / "Yes,
-        # continue", "Accessing workspace" / "Yes, I trust this folder"); "No, exit" is in
-        # all, second, after the selected "yes"
-        # 2.0.77 shows neither the reply text nor a token count while a reply streams (the
-        # text appears at once when the block ends): the spinner row "✻ Mustering… (esc to
-        # interrupt)" is all there is
-        STREAMING = WORKING
-        DLG_TRUST = "No, exit"
-        DLG_PLAN = "Would you like to proceed?"
-        # 1.0.128's permission dialogs have no footer (a "│ … │" box ending with "3. No, and
-        # tell Claude what to do differently (esc)"); the Read one is titled "Read file"
-        READ_DLG = "Read file"
-        # 1.0.128 took an Enter 0.4 s after the last typed character as part of a paste (a
-        # newline in the box, nothing sent), mostly for a session's first prompt
-        ENTER_PAUSE = 1.2
-        ENTER_RETRY = True
-        FIRSTRUN_WALK[:] = [
-            ("Choose the text style", "theme-picker", ["Down", "Enter"], "theme picker"),
-            ("Do you want to use this API key?", "api-key-approval", ["choose:Yes"],
-             "'Detected a custom API key' dialog (default No)"),
-            ("Press Enter to continue", "security-notes", ["Enter"],
-             "security notes, waits for Enter"),
-            (DLG_TRUST, "folder-trust", ["choose:Yes, "], "folder trust dialog"),
-        ]
-    elif older_than(PINNED):
-        # 2.1.220: the pinned release's screens, but the order of the first-run dialogs and of
-        # their options is not assumed: walk them
-        # 2.1.220 (fullscreen 60x20) left "⏸ manual mode on · esc to interrupt" as a stale row
-        # above the input box after a turn ended, the real idle footer below the box
-        STALE_WORKING_ROW = True
-        # 2.1.220: "✻ API error · Retrying in 1s · attempt 1/10" (capital R)
-        # 2.1.220: the classic renderer is the default; fullscreen is `tui: "fullscreen"`
-        FULLSCREEN_OPT_IN = True
-        RETRYING = "Retrying in"
-        FIRSTRUN_WALK[:] = [
-            (DLG_THEME, "theme-picker", ["Down", "Enter"], "theme picker"),
-            (DLG_KEY, "api-key-approval", ["choose:Yes"],
-             "'Detected a custom API key' dialog (default No)"),
-            (DLG_NOTES, "security-notes", ["Enter"], "security notes, waits for Enter"),
-            (DLG_TRUST, "folder-trust", ["choose:Yes, "], "folder trust dialog"),
-        ]
-    if older_than("2.0.0"):
-        # 1.0.128: the prompt glyph is ">" (2.0.77 already has "❯")
-        PROMPT = ">"
-        # 1.0.128 shows no reply text until the block ends: while it streams, only the spinner
-        # row's token count ("✻ Cooking… (esc to interrupt · 9s · ↓ 326 tokens)") moves
-        STREAMING = " tokens)"
-        # 1.0.128 dies at start ("TypeError: B.allowedTools is not iterable") when the
-        # project's entry has no allowedTools list
-        PROJECT_KEYS.update(allowedTools=[])
-        UNSUPPORTED.update(
-            ask="no AskUserQuestion tool before 2.0 (1.0.128 sends none)",
-            ask_multi="no AskUserQuestion tool before 2.0 (1.0.128 sends none)")
+    return CLAUDE.older_than(v)
 
 
 def configure(version: str | None, out: Path | None) -> None:
@@ -168,19 +107,14 @@ def configure(version: str | None, out: Path | None) -> None:
     prefix `/work/agents/claude-<V>`, whose `runs/` then also holds the sessions' throwaway
     dirs and the mock's request log, and its fixtures in `fixtures/claude/<V>/`
     (`common.release_out`); `--out DIR` writes the fixtures elsewhere. With neither, or with
-    the pinned version, every path stays what it was."""
+    the pinned version, every path stays what it was. The release's screens: UI (below)."""
     global VERSION, PREFIX, BIN, OUT, RUNS, MOCK_LOG
-    if version and version != PINNED:
-        VERSION = version
-        PREFIX = AGENTS / f"claude-{version}"
-        BIN = PREFIX / "node_modules" / ".bin" / "claude"
-        OUT = common.release_out("claude", version)
-        RUNS = PREFIX / "runs"
-        MOCK_LOG = RUNS / "mock-requests.jsonl"
+    CLAUDE.configure(version, Path(out) if out else None)
+    VERSION, PREFIX, BIN, OUT = CLAUDE.version, CLAUDE.prefix, CLAUDE.bin, CLAUDE.out
+    RUNS, MOCK_LOG = CLAUDE.runs, CLAUDE.mock_log
+    if CLAUDE.version != CLAUDE.pinned:
         RUNS.mkdir(parents=True, exist_ok=True)
-        release_differences()
-    if out:
-        OUT = Path(out).resolve()
+    globals().update(CLAUDE.pick(UI))
 
 
 def log(msg: str) -> None:
@@ -546,8 +480,86 @@ def sc_plan(s: Session, p: dict) -> None:
 
 
 # The first-run screens of an older release, met in whatever order it shows them (FIRSTRUN_WALK):
-# (needle, fixture kind, keys that accept it, what it is). Filled in by release_differences().
+# (needle, fixture kind, keys that accept it, what it is). Set per release from UI (configure).
 FIRSTRUN_WALK: list[tuple[str, str, list[str], str]] = []
+
+
+# -- what differs by release: the needles and switches above, per release (newest first; read with
+# CLAUDE.pick by configure); each difference names the release it was seen in (NOTES-claude.md
+# has the screens)
+UI_KEYS = ("PROMPT", "MODE_FLAG", "DEFAULT_MODE", "RETRYING", "FULLSCREEN", "DLG_TRUST", "DLG_PLAN",
+           "STREAMING", "READ_DLG", "ENTER_PAUSE", "ENTER_RETRY", "STALE_WORKING_ROW",
+           "FULLSCREEN_OPT_IN", "FIRSTRUN_WALK", "PROJECT_KEYS", "UNSUPPORTED")
+UI_PINNED = {k: globals()[k] for k in UI_KEYS}
+UI_2_1 = {
+    **UI_PINNED,
+    # 2.1.220: the pinned release's screens, but the order of the first-run dialogs and of
+    # their options is not assumed: walk them
+    # 2.1.220 (fullscreen 60x20) left "⏸ manual mode on · esc to interrupt" as a stale row
+    # above the input box after a turn ended, the real idle footer below the box
+    "STALE_WORKING_ROW": True,
+    # 2.1.220: "✻ API error · Retrying in 1s · attempt 1/10" (capital R)
+    # 2.1.220: the classic renderer is the default; fullscreen is `tui: "fullscreen"`
+    "FULLSCREEN_OPT_IN": True,
+    "RETRYING": "Retrying in",
+    "FIRSTRUN_WALK": [
+        (DLG_THEME, "theme-picker", ["Down", "Enter"], "theme picker"),
+        (DLG_KEY, "api-key-approval", ["choose:Yes"], "'Detected a custom API key' dialog (default No)"),
+        (DLG_NOTES, "security-notes", ["Enter"], "security notes, waits for Enter"),
+        (DLG_TRUST, "folder-trust", ["choose:Yes, "], "folder trust dialog"),
+    ],
+}
+UI_2_0 = {
+    **UI_PINNED,
+    # 2.0.77, 1.0.128: the input box is a prompt row between two rules with "? for
+    # shortcuts" under it; the modes are default / acceptEdits / plan / bypassPermissions ("default"
+    # shows no mode text, the others "⏵⏵ accept edits on (shift+tab to cycle)"); one
+    # renderer only (main screen, no `tui` setting); a 529 is retried with "Retrying in 1
+    # second… (attempt 1/10)"; the plan dialog reads "Ready to code? … Here is Claude's
+    # plan: … Would you like to proceed?" and the plan is ExitPlanMode's `plan` input.
+    "MODE_FLAG": "default",
+    "DEFAULT_MODE": None,
+    "FULLSCREEN": False,
+    "RETRYING": "Retrying in",
+    # the trust dialog's title and "yes" label vary (an A/B test in 2.0.77: "Do you trust
+    # the files in this folder?" / "Yes, proceed", "Ready to code here?" / "Yes,
+    # continue", "Accessing workspace" / "Yes, I trust this folder"); "No, exit" is in
+    # all, second, after the selected "yes"
+    # 2.0.77 shows neither the reply text nor a token count while a reply streams (the
+    # text appears at once when the block ends): the spinner row "✻ Mustering… (esc to
+    # interrupt)" is all there is
+    "STREAMING": WORKING,
+    "DLG_TRUST": "No, exit",
+    "DLG_PLAN": "Would you like to proceed?",
+    # 1.0.128's permission dialogs have no footer (a "│ … │" box ending with "3. No, and
+    # tell Claude what to do differently (esc)"); the Read one is titled "Read file"
+    "READ_DLG": "Read file",
+    # 1.0.128 took an Enter 0.4 s after the last typed character as part of a paste (a
+    # newline in the box, nothing sent), mostly for a session's first prompt
+    "ENTER_PAUSE": 1.2,
+    "ENTER_RETRY": True,
+    "FIRSTRUN_WALK": [
+        ("Choose the text style", "theme-picker", ["Down", "Enter"], "theme picker"),
+        ("Do you want to use this API key?", "api-key-approval", ["choose:Yes"],
+         "'Detected a custom API key' dialog (default No)"),
+        ("Press Enter to continue", "security-notes", ["Enter"], "security notes, waits for Enter"),
+        ("No, exit", "folder-trust", ["choose:Yes, "], "folder trust dialog"),
+    ],
+}
+UI_1 = {
+    **UI_2_0,
+    # 1.0.128: the prompt glyph is ">" (2.0.77 already has "❯")
+    "PROMPT": ">",
+    # 1.0.128 shows no reply text until the block ends: while it streams, only the spinner
+    # row's token count ("✻ Cooking… (esc to interrupt · 9s · ↓ 326 tokens)") moves
+    "STREAMING": " tokens)",
+    # 1.0.128 dies at start ("TypeError: B.allowedTools is not iterable") when the
+    # project's entry has no allowedTools list
+    "PROJECT_KEYS": {"allowedTools": []},
+    "UNSUPPORTED": {"ask": "no AskUserQuestion tool before 2.0 (1.0.128 sends none)",
+                    "ask_multi": "no AskUserQuestion tool before 2.0 (1.0.128 sends none)"},
+}
+UI = [(CLAUDE.pinned, UI_PINNED), ("2.1.0", UI_2_1), ("2.0.0", UI_2_0), ("0.0.0", UI_1)]
 
 
 def choose(s: Session, label: str) -> None:

@@ -31,12 +31,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import Session  # noqa: E402
+from common import Idle, Prompt, Session, Shot, WaitText, Working, ask, keys, turn  # noqa: E402
 
 CLINE = common.NpmRelease("cline", "cline", "cline", pinned="3.0.65")
 SPINNER = re.compile(r"^\s*[\u2801-\u28ff] \S", re.M)   # a running entry: '⠋ run_commands(…)'
@@ -61,148 +60,86 @@ def is_idle(s: str) -> bool:
 class Ctx(common.Ctx):
     release = CLINE
     columns = (42, 22, 8)
-
-    def __init__(self, sess: Session, rec, proj: Path, only: str | None, index: dict):
-        super().__init__(sess, rec, only, index)
-        self.proj = proj
-
-    def wait_idle(self, timeout: float = 90) -> str:
-        scr = self.wait(is_idle, "idle input box", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
-
-    def wait_dialog(self, needle: str = PERMISSION, timeout: float = 60) -> str:
-        scr = self.wait_text(needle, timeout)
-        self.rec.settle(0.6, timeout=10)
-        return scr
-
-    def wait_working(self, timeout: float = 60) -> str:
-        return self.wait(working, "a running entry", timeout)
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.5)
-        self.submit(text, lambda m: working(self.rec.screen()) or dialog(self.rec.screen()))
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        return self.take_matching(dest, settle)
+    is_idle = staticmethod(is_idle)
+    is_working = staticmethod(working)
+    working_what = "a running entry"
+    dialog = PERMISSION                       # what wait_dialog waits for unless told
+    started = staticmethod(lambda s: working(s) or dialog(s))
+    take_mode = "matching"
 
 
-def close_promo(c: Ctx, shoot: bool = False) -> None:
-    c.wait_text(PROMO, timeout=60)
-    c.rec.settle(1.0, timeout=10)
-    if shoot:
-        c.shot("idle-start-promo", "idle", "start",
-               "first start: a promotion over the input ('Press Enter to open, any other key to "
-               "close'); nothing asked of the agent's work")
-    c.key("Escape")
+def close_promo(shoot: bool = False) -> list:
+    return [WaitText(PROMO, settle=1.0),
+            [Shot("idle-start-promo", "start",
+                  "first start: a promotion over the input ('Press Enter to open, any other key to "
+                  "close'); nothing asked of the agent's work")] if shoot else [],
+            keys("Escape")]
 
 
-def s_first_80(c: Ctx) -> None:
-    close_promo(c, shoot=True)
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", "promotion closed with Esc: logo, 'What can I do for you?'")
-    c.prompt("the date parser has a bug with leap years, please fix it")
-    c.wait_text("regression test?")
-    c.wait_idle()
-    c.shot("idle-reply-question", "idle", "reply-question",
-           "reply ending 'Would you like me to add a regression test?'")
-    c.prompt("please run `sleep 8; ls -la` now")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "shell-permission",
-           "run_commands: 'Cline needs permission / Approve tool call?', '[y] Approve   [n] Deny'")
-    c.key("y")
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running", "approved with y; the 8 s command runs",
-           settle=None)
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
-    c.prompt(f"create {c.proj}/src/cache_utils.py with a helper")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission", "editor tool: 'Approve tool call?' naming the file")
-    c.key("n")
-    c.wait_idle()
-    c.shot("idle-after-reject", "idle", "after-reject", "denied the edit with n")
-    c.prompt("take your time and think about the cache layout")
-    c.wait_working()
-    time.sleep(3)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the first token: '⠇ Thinking... (esc to cancel)'", settle=None)
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt", "idle", "after-interrupt", "Esc while waiting for the first token")
+FIRST_80 = [
+    close_promo(shoot=True),
+    Idle("idle-start", "start", "promotion closed with Esc: logo, 'What can I do for you?'"),
+    turn("the date parser has a bug with leap years, please fix it", "idle-reply-question", "reply-question",
+         "reply ending 'Would you like me to add a regression test?'", wait="regression test?"),
+    ask("please run `sleep 8; ls -la` now", "blocked-command", "shell-permission",
+        "run_commands: 'Cline needs permission / Approve tool call?', '[y] Approve   [n] Deny'", ("y",)),
+    Working("working-tool-running", "tool-running", "approved with y; the 8 s command runs", wait=False),
+    Idle("idle-after-approve", "after-approve", "the command finished; mock's final text"),
+    ask(lambda c: f"create {c.proj}/src/cache_utils.py with a helper", "blocked-edit", "edit-permission",
+        "editor tool: 'Approve tool call?' naming the file", ("n",)),
+    Idle("idle-after-reject", "after-reject", "denied the edit with n"),
+    Prompt("take your time and think about the cache layout"),
+    Working("working-before-first-token", "waiting-first-token",
+            "mock holds the first token: '⠇ Thinking... (esc to cancel)'"),
+    keys("Escape"),
+    Idle("idle-after-interrupt", "after-interrupt", "Esc while waiting for the first token"),
+]
 
+BIG_160 = [
+    close_promo(),
+    Idle("idle-start", "start", "fresh start at 160 columns, promotion closed"),
+    ask("let me choose between two designs for the cache layer first", "blocked-question", "question",
+        "ask_question tool: 'Cline is asking a question', options, 'Type a response...'", ("Enter",),
+        needle=QUESTION),
+    Idle("idle-after-question-answered", "after-reply", "picked the first option with Enter"),
+    common.STREAMED_REPLY,
+    ask(lambda c: f"write {c.proj}/docs/NOTES.md with the release notes", "blocked-edit", "edit-permission",
+        "editor tool permission (160 columns)", ("y",)),
+    Idle("idle-after-approve-edit", "after-approve", "approved the write with y"),
+]
 
-def s_big_160(c: Ctx) -> None:
-    close_promo(c)
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", "fresh start at 160 columns, promotion closed")
-    c.prompt("let me choose between two designs for the cache layer first")
-    c.wait_dialog(QUESTION)
-    c.shot("blocked-question", "blocked", "question",
-           "ask_question tool: 'Cline is asking a question', options, 'Type a response...'")
-    c.key("Enter")
-    c.wait_idle()
-    c.shot("idle-after-question-answered", "idle", "after-reply", "picked the first option with Enter")
-    common.streamed_reply(c)
-    c.prompt(f"write {c.proj}/docs/NOTES.md with the release notes")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission", "editor tool permission (160 columns)")
-    c.key("y")
-    c.wait_idle()
-    c.shot("idle-after-approve-edit", "idle", "after-approve", "approved the write with y")
-
-
-def s_mid_120(c: Ctx) -> None:
-    close_promo(c)
-    c.wait_idle()
-    common.delayed_reply(c)
-    common.interrupted_stream(c, "Escape")
-    c.prompt("execute `git status --short > status.txt` for me")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "shell-permission", "run_commands permission (120 columns)")
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "Esc on the permission")
-    c.prompt("before touching the logger, ask me which option you should use")
-    c.wait_dialog(QUESTION)
-    c.shot("blocked-question", "blocked", "question", "ask_question (120 columns)")
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-dismiss", "idle", "after-reject", "Esc on the question")
-
+MID_120 = [
+    close_promo(),
+    Idle(),
+    common.DELAYED_REPLY,
+    common.interrupted_stream_steps("Escape"),
+    ask("execute `git status --short > status.txt` for me", "blocked-command", "shell-permission",
+        "run_commands permission (120 columns)", ("Escape",)),
+    Idle("idle-after-reject-esc", "after-reject", "Esc on the permission"),
+    ask("before touching the logger, ask me which option you should use", "blocked-question", "question",
+        "ask_question (120 columns)", ("Escape",), needle=QUESTION),
+    Idle("idle-after-dismiss", "after-reject", "Esc on the question"),
+]
 
 SESSIONS = [
-    Session("first-80", 24, 80, project="webshop", run=s_first_80),
-    Session("big-160", 48, 160, project="cache-service", run=s_big_160),
-    Session("mid-120", 36, 120, project="ledger", run=s_mid_120),
+    Session("first-80", 24, 80, project="webshop", run=FIRST_80),
+    Session("big-160", 48, 160, project="cache-service", run=BIG_160),
+    Session("mid-120", 36, 120, project="ledger", run=MID_120),
 ]
 
 
-def make_dirs(home: Path, proj: Path, port: int) -> None:
+def setup(d: common.Driver, sess: Session, home: Path, proj: Path, mock: common.Mock) -> None:
     home.mkdir(parents=True)
     common.demo_project(proj)
     # Cline's own way to point a provider at an endpoint (it writes providers.json)
     subprocess.run([str(CLINE.bin), "auth", "-p", "openai", "-k", "sk-mock-not-a-real-key",
-                    "-m", "mock-model", "-b", f"http://127.0.0.1:{port}/v1"],
+                    "-m", "mock-model", "-b", f"http://127.0.0.1:{mock.port}/v1"],
                    cwd=proj, env={**os.environ, "HOME": str(home)}, check=True,
                    stdout=subprocess.DEVNULL, timeout=60)
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base, home, proj = common.session_dirs("cline", sess)
-    make_dirs(home, proj, mock.port)
-    env = {"HOME": str(home), **common.tmux_env()}
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, proj, only, index), sess.run,
-                              base=base, home=home, cmd=[str(CLINE.bin), "--auto-approve", "false"],
-                              env=env, cwd=proj)
-
-
-def main() -> None:
-    common.npm_main(__doc__, CLINE, SESSIONS, run_session, name="Cline CLI",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
-
+DRIVER = common.Driver(CLINE, "Cline CLI", __doc__, Ctx, SESSIONS, common.openai_mock(20, 20), setup=setup,
+                       cmd=lambda sess, proj: [str(CLINE.bin), "--auto-approve", "false"])
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

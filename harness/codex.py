@@ -31,47 +31,23 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 # AGENTS, kill_pids, pids_naming are also used by tests/test_real_agents.py and scripts/
-from common import AGENTS, REPO, kill_pids, pids_naming  # noqa: E402,F401
+from common import AGENTS, REPO, ByRelease, Idle, Prompt, Shot, Sleep, WaitText, Working, send, turn, kill_pids, pids_naming  # noqa: E402,F401,E501
 
-PINNED = "0.171.0"           # the release the rules were derived from (fixtures/codex/)
-VERSION = PINNED
-PREFIX = AGENTS / f"codex-{VERSION}"
-CODEX_BIN = PREFIX / "node_modules" / ".bin" / "codex"
-OUT = REPO / "fixtures" / "codex"
+# the release the rules were derived from (fixtures/codex/)
+CODEX = common.NpmRelease("codex", "@openai/codex", "codex", pinned="0.171.0")
+older_than = CODEX.older_than
+by_release = CODEX.pick
+# the pinned release's paths by their old names (tests/test_real_agents.py, scripts/)
+CODEX_BIN, VERSION, PREFIX, PINNED = CODEX.bin, CODEX.version, CODEX.prefix, CODEX.pinned
+install = CODEX.install
 MODEL = "gpt-5-mock"         # unknown to Codex: plain function tools (exec_command), no GPT-6 code mode
 BRAILLE = re.compile(r"[\u2800-\u28ff]")
 OSC_RE = re.compile(rb"\x1b\](\d+);(.*?)(?:\x07|\x1b\\)", re.S)
 
 
-def older_than(v: str) -> bool:
-    """True when the release being driven (VERSION) is older than `v`."""
-    return common.vtuple(VERSION) < common.vtuple(v)
-
-
-def configure(version: str | None, out: Path | None) -> None:
-    """`--version V` / `--out DIR` (common.main): point the install prefix, the binary and the
-    fixture folder at another release; the pinned release keeps fixtures/codex/."""
-    global VERSION, PREFIX, CODEX_BIN, OUT
-    if version:
-        VERSION = version
-        PREFIX = AGENTS / f"codex-{VERSION}"
-        CODEX_BIN = PREFIX / "node_modules" / ".bin" / "codex"
-    OUT = out or (REPO / "fixtures" / "codex" if VERSION == PINNED
-                  else common.release_out("codex", VERSION))
-    Ctx.version, Ctx.out = VERSION, OUT  # bound at class definition
-
-
 # -- what differs by release (each seen on real captures; NOTES-codex.md has the details) --------
 # A "since" release is the oldest release we captured that has the thing, not when it appeared.
-def by_release(table: list[tuple[str, object]]):
-    """The value for VERSION in a newest-first [(release, value), ...] table: that of the newest
-    release listed that is not newer than VERSION (the last entry for anything older)."""
-    for since, value in table:
-        if not older_than(since):
-            return value
-    return table[-1][1]
-
-
+# (A newest-first [(release, value), ...] table is read with by_release = CODEX.pick.)
 # OSC 7501 state reports: 0.171.0 only (none in 0.153.4, 0.142.5, 0.64.0)
 OSC7501_SINCE = "0.171.0"
 # braille spinner / Action Required in the title: 0.142.5 on (0.64.0 sets no title at all)
@@ -127,10 +103,6 @@ def slow(prompt: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
-def install() -> None:
-    common.npm_install(PREFIX, CODEX_BIN, "@openai/codex", VERSION)
-
-
 def osc_facts(raw: bytes) -> dict:
     """Last title (OSC 0/2) and last OSC 7501 payload in a byte stream."""
     title, state = None, None
@@ -151,14 +123,6 @@ class Mock(common.Mock):
 
 # ----------------------------------------------------------------------------------------------
 @dataclass
-class Shot:
-    name: str
-    state: str
-    kind: str
-    how: str
-
-
-@dataclass
 class Session:
     name: str
     rows: int
@@ -174,16 +138,17 @@ class Session:
     mcp: bool = False             # give the session harness/mcp_stub.py as MCP server `stub` (-c)
     args: tuple = ()              # extra command-line arguments (e.g. --no-alt-screen)
     shots: list[str] = field(default_factory=list)  # fixture names it makes (for --only / list)
+    project: str = "proj"
 
 
 class Ctx(common.TitleCtx):
     """What a session's script gets: the recording plus snapshot / wait helpers."""
 
-    agent, version, out = "codex", VERSION, OUT
+    release = CODEX
     settle = 0.5
     columns = (45, 28, 7)
 
-    mock_log: Path | None = None  # the mock's request log (run_session sets it)
+    mock_log: Path | None = None  # the mock's request log (else the Driver's mock's)
 
     @property
     def osc(self) -> bool:
@@ -191,7 +156,7 @@ class Ctx(common.TitleCtx):
         return not older_than(OSC7501_SINCE)
 
     def footer(self, s: str) -> bool:
-        return any(f in s for f in IDLE_FOOTERS) or (older_than(PINNED) and (
+        return any(f in s for f in IDLE_FOOTERS) or (older_than(CODEX.pinned) and (
             bool(STATUS_LINE.search(s)) or CTRL_C_FOOTER in s))
 
     def pick(self, label: str, tries: int = 8) -> None:
@@ -216,7 +181,7 @@ class Ctx(common.TitleCtx):
         """Pick the approval dialog's 'No, and tell Codex what to do differently' with the arrows.
         0.171.0: Down, Down, Enter (option 3 of 3); older releases: by its label (0.64.0's edit
         dialog has two options only)."""
-        if VERSION == PINNED:
+        if CODEX.version == CODEX.pinned:
             for k in ("Down", "Down"):
                 self.rec.send(k)
                 time.sleep(0.3)
@@ -246,7 +211,8 @@ class Ctx(common.TitleCtx):
     def mock_requests(self) -> tuple[int, int]:
         """(POSTs the mock got, of those still unanswered), from its JSON-lines log."""
         posts, ended = set(), set()
-        for line in (self.mock_log.read_text().splitlines() if self.mock_log else []):
+        log = self.mock_log or (self.mock.log if self.mock else None)
+        for line in (log.read_text().splitlines() if log else []):
             try:
                 e = json.loads(line)
             except ValueError:
@@ -321,7 +287,7 @@ class Ctx(common.TitleCtx):
         trust / sign-in screens): wait up to the settle time, then copy exactly the bytes of a
         40 ms quiet window, so the .screen.txt is the screen of the copied prefix. The pinned
         release keeps the plain snapshot."""
-        if VERSION == PINNED:
+        if CODEX.version == CODEX.pinned:
             return super().take(dest, settle)
         if not settle:   # a working screen redraws every 80 ms (spinner, timer, title): be quick
             return self.snapshot_checked(dest)
@@ -354,150 +320,151 @@ class Ctx(common.TitleCtx):
 
 
 # ----------------------------------------------------------------------------------------------
-# session scripts
+# scenario steps of Codex's own
 
-def s_first_run_80(c: Ctx) -> None:
-    """80x24, untrusted git folder: trust dialog, then a full tour of the basic states."""
-    c.trust("first run in a git folder not yet in config: Codex asks to trust it")
+def ready(c: Ctx) -> None:
     c.wait_ready()
-    c.shot("idle-start", "idle", "start", "trusted the folder with Enter; empty composer"
-           if not by_release(TRUST_ANSWER) else
-           f"answered the trust dialog '{by_release(TRUST_ANSWER)}…'; empty composer")
-    c.prompt("could you run `mkdir -p dist && cp main.py dist/` for me")
-    c.wait_text("Would you like to run the following command")
-    c.shot("blocked-command", "blocked", "command-approval",
-           "mock calls exec_command with sandbox_permissions=require_escalated; approval dialog up")
-    c.rec.send("y")
-    c.wait_text("You approved")
-    c.wait_idle()
-    c.shot("idle-after-command", "idle", "after-approved-command",
-           "approved the command with y; it ran and the mock sent a short final reply")
-    c.prompt("please add a slugify helper to utils/strings.py")
-    c.wait_text("Would you like to make the following edits")
-    c.shot("blocked-edit", "blocked", "edit-approval",
-           "mock calls apply_patch (via exec_command) adding a file under the read-only sandbox")
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject",
-           "rejected the edit approval with Esc; turn ended, composer back")
-    c.prompt("there is an off-by-one bug in main.py, can you fix it")
-    c.wait_text("regression test?")
-    c.wait_idle()
-    c.shot("idle-question", "idle", "reply-question",
-           "ordinary reply ending with 'Would you like me to add a regression test?'")
-    c.prompt(slow("walk me through the startup code slowly"))
+
+
+def working_title(c: Ctx) -> None:
     c.wait_working_title()
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming",
-           c.stream_how("slow streamed reply (deltas over ~28 s); no working row, title spinner only"),
-           settle=None)
-    time.sleep(4)
+
+
+def choose_no(c: Ctx) -> None:
+    c.choose_no()
+
+
+def trust(how) -> Callable:
+    return lambda c: c.trust(common._text(how, c))
+
+
+def stream_how(how: str):
+    return lambda c: c.stream_how(how)
+
+
+RUN_Q = "Would you like to run the following command"
+EDIT_Q = "Would you like to make the following edits"
+
+
+def stream_interrupt(c: Ctx) -> None:
+    """The release's key that interrupts a streaming reply (STREAM_INTERRUPT_KEY)."""
     key = by_release(STREAM_INTERRUPT_KEY)
     c.rec.send(key)
-    c.wait_text("Conversation interrupted") if key != "Escape" else None
-    c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt",
-           "pressed Esc while the reply was streaming; turn interrupted" if key == "Escape" else
-           f"pressed {key} while the reply was streaming (Esc does nothing then); turn interrupted")
+    if key != "Escape":
+        c.wait_text("Conversation interrupted")
 
 
-def s_big_160(c: Ctx) -> None:
-    """160x48, pre-trusted: waiting for the first token, a long tool run, reject by 'no'."""
-    c.wait_ready()
-    c.shot("idle-start", "idle", "start", "pre-trusted folder; fresh start, empty composer")
-    c.prompt("take your time and think about the cache invalidation design")
-    c.wait_text("esc to interrupt")
-    time.sleep(2)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the response (keep-alives only) before the first token; Working row up",
-           settle=None)
-    time.sleep(6)
-    c.shot("working-before-first-token-late", "working", "waiting-first-token",
-           "same wait, 8 s in (timer and spinner advanced)", settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-waiting", "idle", "after-interrupt",
-           "pressed Esc while waiting for the first token")
-    c.prompt("please run `sleep 20 && echo integration suite finished` now")
-    c.wait_text("Would you like to run the following command")
-    c.shot("blocked-command-long", "blocked", "command-approval",
-           "escalated exec_command approval for a long command (160 columns)")
-    c.rec.send("Enter")
-    c.wait_text("You approved")
-    c.wait_text("esc to interrupt", timeout=20)
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running",
-           "approved with Enter; `sleep 20 && echo ...` running, Working row up", settle=None)
-    time.sleep(5)
-    c.shot("working-tool-running-late", "working", "tool-running",
-           "same command 8 s into its run", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-command", "idle", "after-approved-command",
-           "the long command finished; mock sent the final text")
-    c.prompt("create docs/CHANGELOG.md with a release entry")
-    c.wait_text("Would you like to make the following edits")
-    c.shot("blocked-edit", "blocked", "edit-approval",
-           "apply_patch adding docs/CHANGELOG.md under the read-only sandbox (160 columns)")
-    # choose "No, and tell Codex what to do differently" with the arrow keys
-    c.choose_no()
-    c.wait_idle()
-    c.shot("idle-after-reject-no", "idle", "after-reject",
-           "rejected the edit by choosing the 'No, and tell Codex…' option with arrows + Enter")
-    c.prompt(slow("explain in detail how the retry loop in main.py behaves"))
-    c.wait_working_title()
-    c.wait_text("careful walk-through")
-    time.sleep(6)
-    c.shot("working-streaming", "working", "streaming",
-           c.stream_how("slow streamed reply, 6 s after the first delta; no working row, title "
-                        "spinner only"), settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-stream", "idle", "after-reply",
-           "the slow reply finished streaming")
+# ----------------------------------------------------------------------------------------------
+# session scripts
+
+FIRST_RUN_80 = [  # 80x24, untrusted git folder: trust dialog, then a full tour of the basic states
+    trust("first run in a git folder not yet in config: Codex asks to trust it"),
+    ready,
+    Shot("idle-start", "start",
+         lambda c: "trusted the folder with Enter; empty composer" if not by_release(TRUST_ANSWER) else
+         f"answered the trust dialog '{by_release(TRUST_ANSWER)}…'; empty composer"),
+    Prompt("could you run `mkdir -p dist && cp main.py dist/` for me", wait=RUN_Q),
+    Shot("blocked-command", "command-approval",
+         "mock calls exec_command with sandbox_permissions=require_escalated; approval dialog up"),
+    send("y"),
+    WaitText("You approved"),
+    Idle("idle-after-command", "after-approved-command",
+         "approved the command with y; it ran and the mock sent a short final reply"),
+    Prompt("please add a slugify helper to utils/strings.py", wait=EDIT_Q),
+    Shot("blocked-edit", "edit-approval",
+         "mock calls apply_patch (via exec_command) adding a file under the read-only sandbox"),
+    send("Escape"),
+    Idle("idle-after-reject-esc", "after-reject", "rejected the edit approval with Esc; turn ended, composer back"),
+    turn("there is an off-by-one bug in main.py, can you fix it", "idle-question", "reply-question",
+         "ordinary reply ending with 'Would you like me to add a regression test?'", wait="regression test?"),
+    Prompt(lambda c: slow("walk me through the startup code slowly")),
+    working_title,
+    WaitText("careful walk-through"),
+    Working("working-streaming", "streaming",
+            stream_how("slow streamed reply (deltas over ~28 s); no working row, title spinner only"), wait=False),
+    Sleep(4),
+    stream_interrupt,
+    Idle("idle-after-interrupt-stream", "after-interrupt",
+         lambda c: "pressed Esc while the reply was streaming; turn interrupted"
+         if by_release(STREAM_INTERRUPT_KEY) == "Escape" else
+         f"pressed {by_release(STREAM_INTERRUPT_KEY)} while the reply was streaming (Esc does nothing then); "
+         "turn interrupted"),
+]
+
+BIG_160 = [  # 160x48, pre-trusted: waiting for the first token, a long tool run, reject by 'no'
+    ready,
+    Shot("idle-start", "start", "pre-trusted folder; fresh start, empty composer"),
+    Prompt("take your time and think about the cache invalidation design", wait="esc to interrupt"),
+    Working("working-before-first-token", "waiting-first-token",
+            "mock holds the response (keep-alives only) before the first token; Working row up",
+            delay=2, wait=False),
+    Working("working-before-first-token-late", "waiting-first-token",
+            "same wait, 8 s in (timer and spinner advanced)", delay=6, wait=False),
+    send("Escape"),
+    Idle("idle-after-interrupt-waiting", "after-interrupt", "pressed Esc while waiting for the first token"),
+    Prompt("please run `sleep 20 && echo integration suite finished` now", wait=RUN_Q),
+    Shot("blocked-command-long", "command-approval",
+         "escalated exec_command approval for a long command (160 columns)"),
+    send("Enter"),
+    WaitText("You approved"),
+    WaitText("esc to interrupt", timeout=20),
+    Working("working-tool-running", "tool-running",
+            "approved with Enter; `sleep 20 && echo ...` running, Working row up", wait=False),
+    Working("working-tool-running-late", "tool-running", "same command 8 s into its run", delay=5, wait=False),
+    Idle("idle-after-command", "after-approved-command",
+         "the long command finished; mock sent the final text", timeout=60),
+    Prompt("create docs/CHANGELOG.md with a release entry", wait=EDIT_Q),
+    Shot("blocked-edit", "edit-approval",
+         "apply_patch adding docs/CHANGELOG.md under the read-only sandbox (160 columns)"),
+    choose_no,   # "No, and tell Codex what to do differently" with the arrow keys
+    Idle("idle-after-reject-no", "after-reject",
+         "rejected the edit by choosing the 'No, and tell Codex…' option with arrows + Enter"),
+    Prompt(lambda c: slow("explain in detail how the retry loop in main.py behaves")),
+    working_title,
+    WaitText("careful walk-through"),
+    Working("working-streaming", "streaming",
+            stream_how("slow streamed reply, 6 s after the first delta; no working row, title spinner only"),
+            delay=6, wait=False),
+    Idle("idle-after-stream", "after-reply", "the slow reply finished streaming", timeout=60),
+]
+
+MID_120 = [  # 120x36 untrusted: trust, then question + command reject via no
+    trust("first run in an untrusted git folder (120 columns)"),
+    ready,
+    turn("the date parser has a bug with leap years, please fix it", "idle-question", "reply-question",
+         "reply ending in a question, in a fresh session (120 columns)", wait="regression test?"),
+    Prompt("now run `git status --short > status.txt` and show me", wait=RUN_Q),
+    Shot("blocked-command", "command-approval", "escalated command approval after an earlier question reply"),
+    choose_no,
+    Idle("idle-after-reject-no", "after-reject",
+         "rejected the command by choosing option 3 ('No, …') with arrows + Enter"),
+    Prompt("write a small test in tests/test_dates.py", wait=EDIT_Q),
+    Shot("blocked-edit", "edit-approval", "edit approval (120 columns)"),
+    send("Escape"),
+    Idle(),
+    Prompt("please think through whether the API needs pagination", wait="esc to interrupt"),
+    Working("working-before-first-token", "waiting-first-token",
+            "Working row while the mock delays the first token (120 columns)", delay=1, wait=False),
+    send("Escape"),
+    Idle(),
+]
 
 
-def s_mid_120(c: Ctx) -> None:
-    """120x36 untrusted: trust dialog declined? No: trust, then question + command reject via no."""
-    c.trust("first run in an untrusted git folder (120 columns)")
-    c.wait_ready()
-    c.prompt("the date parser has a bug with leap years, please fix it")
-    c.wait_text("regression test?")
-    c.wait_idle()
-    c.shot("idle-question", "idle", "reply-question",
-           "reply ending in a question, in a fresh session (120 columns)")
-    c.prompt("now run `git status --short > status.txt` and show me")
-    c.wait_text("Would you like to run the following command")
-    c.shot("blocked-command", "blocked", "command-approval",
-           "escalated command approval after an earlier question reply")
-    c.choose_no()
-    c.wait_idle()
-    c.shot("idle-after-reject-no", "idle", "after-reject",
-           "rejected the command by choosing option 3 ('No, …') with arrows + Enter")
-    c.prompt("write a small test in tests/test_dates.py")
-    c.wait_text("Would you like to make the following edits")
-    c.shot("blocked-edit", "blocked", "edit-approval", "edit approval (120 columns)")
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.prompt("please think through whether the API needs pagination")
-    c.wait_text("esc to interrupt")
-    time.sleep(1)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "Working row while the mock delays the first token (120 columns)", settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-
-
-def s_signin(c: Ctx) -> None:
-    """No provider configured and no credentials: the sign-in screen."""
+def signin_screen(c: Ctx) -> None:
     c.wait(lambda s, t: "Sign in" in s or "sign in" in s or "API key" in s, "sign-in screen", 30)
-    time.sleep(1)
-    c.shot("blocked-sign-in", "blocked", "sign-in",
-           "no model provider and no credentials in CODEX_HOME: Codex shows its sign-in screen")
+
+
+SIGNIN = [  # no provider configured and no credentials: the sign-in screen
+    signin_screen,
+    Sleep(1),
+    Shot("blocked-sign-in", "sign-in",
+         "no provider and no credentials in CODEX_HOME: Codex shows its sign-in screen"),
+]
 
 
 def s_upgrade(c: Ctx) -> None:
     """A known model with an upgrade path: the model-migration dialog on start."""
-    if VERSION == PINNED:
+    if CODEX.version == CODEX.pinned:
         c.wait(lambda s, t: "1. Try new model" in s or "Try new model" in s, "model migration", 30)
         c.shot("blocked-model-upgrade", "blocked", "model-upgrade",
                "config names a model Codex wants to upgrade: 'Meet …' dialog with Try new / Use existing")
@@ -519,23 +486,21 @@ def s_upgrade(c: Ctx) -> None:
            "chose 'Use existing model'; idle composer")
 
 
-def s_plan_question(c: Ctx) -> None:
-    """Plan mode (Shift+Tab): the model's request_user_input question dialog."""
-    c.wait_ready()
-    c.rec.send("BTab")
-    c.wait_text("Plan mode")
-    c.rec.settle(0.6)
-    c.shot("idle-plan-mode", "idle", "start", "switched to Plan mode with Shift+Tab; idle composer")
-    c.prompt("before changing the logger, ask me which option you should use" if c.s.cols < 120
-             else "let me choose between two designs for the cache layer first")
-    c.wait_text("enter to submit answer")
-    c.shot("blocked-question", "blocked", "question",
-           "Plan mode: mock calls request_user_input; Codex's question picker (footer still says "
-           "'esc to interrupt')")
-    c.rec.send("Enter")
-    c.wait_idle()
-    c.shot("idle-after-question-answered", "idle", "after-reply",
-           "answered the question with Enter; mock replied with short final text")
+
+PLAN_QUESTION = [  # Plan mode (Shift+Tab): the model's request_user_input question dialog
+    ready,
+    send("BTab"),
+    WaitText("Plan mode", settle=0.6),
+    Shot("idle-plan-mode", "start", "switched to Plan mode with Shift+Tab; idle composer"),
+    Prompt(lambda c: "before changing the logger, ask me which option you should use" if c.s.cols < 120
+           else "let me choose between two designs for the cache layer first", wait="enter to submit answer"),
+    Shot("blocked-question", "question",
+         "Plan mode: mock calls request_user_input; Codex's question picker (footer still says "
+         "'esc to interrupt')"),
+    send("Enter"),
+    Idle("idle-after-question-answered", "after-reply",
+         "answered the question with Enter; mock replied with short final text"),
+]
 
 
 def s_signin_paths(c: Ctx) -> None:
@@ -595,41 +560,31 @@ def s_signin_paths_flat(c: Ctx) -> None:
            "chose 'Sign in with ChatGPT': waiting for the browser login (local callback server)")
 
 
-def s_tools_80(c: Ctx) -> None:
-    """80x24 again, other commands: a sandboxed tool run interrupted, a wrapped long command."""
-    c.wait_ready()
-    c.prompt("in the sandbox, run `sleep 15; ls -la src` to check the layout")
-    c.wait_text("esc to interrupt")
-    time.sleep(3)
-    c.shot("working-tool-sandboxed", "working", "tool-running",
-           "non-escalated exec_command (sleep) running inside the read-only sandbox, no approval",
-           settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-tool", "idle", "after-interrupt",
-           "pressed Esc while the sandboxed command was running")
-    c.prompt("execute `sleep 12 && find . -name '*.py' -newer README.md -print > changed-files.txt` thanks")
-    c.wait_text("Would you like to run the following command")
-    c.shot("blocked-command-wrapped", "blocked", "command-approval",
-           "escalated approval for a long command that wraps at 80 columns")
-    c.rec.send("Enter")
-    c.wait_text("You approved")
-    c.wait_text("esc to interrupt", timeout=20)
-    time.sleep(4)
-    c.shot("working-tool-running", "working", "tool-running",
-           "approved with Enter; the 12 s command is running", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-command-long", "idle", "after-approved-command",
-           "the approved long command finished; final text shown")
-    c.prompt(slow("could you explain in detail what changed-files.txt will contain"))
-    c.wait_working_title()
-    c.wait_text("careful walk-through")
-    time.sleep(12)
-    c.shot("working-streaming-late", "working", "streaming",
-           c.stream_how("slow reply ~12 s into streaming (text fills the screen); no working row"),
-           settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-stream", "idle", "after-reply", "the slow reply finished")
+TOOLS_80 = [  # 80x24 again, other commands: a sandboxed tool run interrupted, a wrapped long command
+    ready,
+    Prompt("in the sandbox, run `sleep 15; ls -la src` to check the layout", wait="esc to interrupt"),
+    Working("working-tool-sandboxed", "tool-running",
+            "non-escalated exec_command (sleep) running inside the read-only sandbox, no approval", wait=False),
+    send("Escape"),
+    Idle("idle-after-interrupt-tool", "after-interrupt", "pressed Esc while the sandboxed command was running"),
+    Prompt("execute `sleep 12 && find . -name '*.py' -newer README.md -print > changed-files.txt` thanks",
+           wait=RUN_Q),
+    Shot("blocked-command-wrapped", "command-approval", "escalated approval for a long command that wraps at 80 columns"),
+    send("Enter"),
+    WaitText("You approved"),
+    WaitText("esc to interrupt", timeout=20),
+    Working("working-tool-running", "tool-running", "approved with Enter; the 12 s command is running",
+            delay=4, wait=False),
+    Idle("idle-after-command-long", "after-approved-command",
+         "the approved long command finished; final text shown", timeout=60),
+    Prompt(lambda c: slow("could you explain in detail what changed-files.txt will contain")),
+    working_title,
+    WaitText("careful walk-through"),
+    Working("working-streaming-late", "streaming",
+            stream_how("slow reply ~12 s into streaming (text fills the screen); no working row"),
+            delay=12, wait=False),
+    Idle("idle-after-stream", "after-reply", "the slow reply finished", timeout=60),
+]
 
 
 # turns that end in an error (mock_openai.py TURN_ERRORS): (keyword, mark, what the mock sends)
@@ -695,19 +650,16 @@ def s_errors(c: Ctx) -> None:
                 c.index[name]["mark"] = mark
 
 
-def s_mcp(c: Ctx) -> None:
-    """An MCP server (harness/mcp_stub.py, passed with -c mcp_servers.stub=…) whose destructive
-    tool the mock calls: Codex's MCP tool-call approval form."""
-    c.wait_ready()
-    c.prompt("please use the mcp tool deploy_preview for this branch")
-    c.wait_text("enter to submit", timeout=60)
-    c.shot("blocked-mcp-approval", "blocked", "mcp-approval",
-           "mock calls mcp__stub__deploy_preview (destructive, open-world MCP tool): Codex's "
-           "approval form ('Field 1/1', 'enter to submit | esc to cancel')")
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.shot("idle-after-mcp-cancel", "idle", "after-reject",
-           "cancelled the MCP approval form with Esc; turn ended, composer back")
+MCP = [  # an MCP server (harness/mcp_stub.py, -c mcp_servers.stub=…) whose destructive tool the mock calls
+    ready,
+    Prompt("please use the mcp tool deploy_preview for this branch"),
+    WaitText("enter to submit", timeout=60),
+    Shot("blocked-mcp-approval", "mcp-approval",
+         "mock calls mcp__stub__deploy_preview (destructive, open-world MCP tool): Codex's "
+         "approval form ('Field 1/1', 'enter to submit | esc to cancel')"),
+    send("Escape"),
+    Idle("idle-after-mcp-cancel", "after-reject", "cancelled the MCP approval form with Esc; turn ended, composer back"),
+]
 
 
 def s_trust_narrow(c: Ctx) -> None:
@@ -721,47 +673,55 @@ def s_trust_narrow(c: Ctx) -> None:
     c.shot("idle-start", "idle", "start", "answered the trust question; empty composer (narrow)")
 
 
-def s_inline(c: Ctx) -> None:
-    """--no-alt-screen (inline: history goes to the terminal's scrollback): turns with a tool
-    run and a working row, then the finished turn ('Worked for …' divider) must read idle."""
-    c.wait_ready()
-    c.shot("idle-start-inline", "idle", "start", "--no-alt-screen; fresh start, empty composer")
-    c.prompt("in the sandbox, run `sleep 6; ls -la` to check the layout")
-    c.wait_text("esc to interrupt")
-    time.sleep(3)
-    c.shot("working-tool-sandboxed-inline", "working", "tool-running",
-           "--no-alt-screen: sandboxed command running, Working row up", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-command-inline", "idle", "after-approved-command",
-           "--no-alt-screen: the command finished, final text and 'Worked for …' shown")
-    c.prompt(slow("walk me through the startup code slowly"))
-    c.wait_working_title()
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-stream-inline", "idle", "after-reply", "--no-alt-screen: the slow reply finished")
+INLINE = [
+    # --no-alt-screen (inline: history goes to the terminal's scrollback): turns with a tool run
+    # and a working row, then the finished turn ('Worked for …' divider) must read idle
+    ready,
+    Shot("idle-start-inline", "start", "--no-alt-screen; fresh start, empty composer"),
+    Prompt("in the sandbox, run `sleep 6; ls -la` to check the layout", wait="esc to interrupt"),
+    Working("working-tool-sandboxed-inline", "tool-running",
+            "--no-alt-screen: sandboxed command running, Working row up", wait=False),
+    Idle("idle-after-command-inline", "after-approved-command",
+         "--no-alt-screen: the command finished, final text and 'Worked for …' shown", timeout=60),
+    Prompt(lambda c: slow("walk me through the startup code slowly")),
+    working_title,
+    Idle("idle-after-stream-inline", "after-reply", "--no-alt-screen: the slow reply finished", timeout=60),
+]
 
 
 SESSIONS = [
-    Session("first-run-80", 24, 80, trusted=False, run=s_first_run_80),
-    Session("big-160", 48, 160, run=s_big_160),
-    Session("mid-120", 36, 120, trusted=False, run=s_mid_120),
-    Session("signin-80", 24, 80, provider=False, run=s_signin),
-    Session("signin-160", 48, 160, provider=False, run=s_signin),
+    Session("first-run-80", 24, 80, trusted=False, run=FIRST_RUN_80),
+    Session("big-160", 48, 160, run=BIG_160),
+    Session("mid-120", 36, 120, trusted=False, run=MID_120),
+    Session("signin-80", 24, 80, provider=False, run=SIGNIN),
+    Session("signin-160", 48, 160, provider=False, run=SIGNIN),
     Session("upgrade-100", 30, 100, model="gpt-5.5", upgrade=True, run=s_upgrade),
-    Session("plan-80", 24, 80, run=s_plan_question, since=PLAN_MODE_SINCE,
+    Session("plan-80", 24, 80, run=PLAN_QUESTION, since=PLAN_MODE_SINCE,
             why_not="no Plan mode / request_user_input question picker"),
-    Session("plan-160", 48, 160, run=s_plan_question, since=PLAN_MODE_SINCE,
+    Session("plan-160", 48, 160, run=PLAN_QUESTION, since=PLAN_MODE_SINCE,
             why_not="no Plan mode / request_user_input question picker"),
     Session("signin-100", 30, 100, provider=False, run=s_signin_paths),
-    Session("tools-80", 24, 80, run=s_tools_80),
+    Session("tools-80", 24, 80, run=TOOLS_80),
     Session("errors-80", 24, 80, run=s_errors, retries=5),
     Session("errors-120", 36, 120, run=s_errors, retries=5),
-    Session("mcp-80", 24, 80, run=s_mcp, mcp=True),
-    Session("mcp-160", 48, 160, run=s_mcp, mcp=True),
+    Session("mcp-80", 24, 80, run=MCP, mcp=True),
+    Session("mcp-160", 48, 160, run=MCP, mcp=True),
     Session("trust-60", 20, 60, trusted=False, run=s_trust_narrow),
     Session("trust-44", 16, 44, trusted=False, run=s_trust_narrow),
-    Session("inline-80", 24, 80, run=s_inline, args=("--no-alt-screen",)),
-    Session("inline-120", 36, 120, run=s_inline, args=("--no-alt-screen",)),
+    Session("inline-80", 24, 80, run=INLINE, args=("--no-alt-screen",)),
+    Session("inline-120", 36, 120, run=INLINE, args=("--no-alt-screen",)),
 ]
+
+
+def plan(sessions: list[Session]) -> list[Session]:
+    """The sessions the release driven can run (`since`)."""
+    out = []
+    for s in sessions:
+        if older_than(s.since):
+            print(f"-- skip {s.name}: {CODEX.version} is older than {s.since} ({s.why_not})", flush=True)
+        else:
+            out.append(s)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -792,44 +752,28 @@ def make_home(sess: Session, home: Path, proj: Path, port: int) -> None:
     (home / "config.toml").write_text("\n".join(lines))
 
 
-def run_session(sess: Session, mock: Mock, only: str | None, index: dict) -> list[str]:
-    tag = common.stamp(sess)
-    base = AGENTS / f"codex-run-{tag}"
-    home = AGENTS / f"codex-home-{tag}"
-    proj = base / "proj"
-    make_home(sess, home, proj, mock.port)
-    env = {"CODEX_HOME": str(home), **common.tmux_env()}
-    if sess.provider:
-        env["MOCK_API_KEY"] = "sk-mock-not-a-real-key"
-    def ctx(rec):
-        c = Ctx(sess, rec, only, index)
-        c.mock_log = mock.log
-        return c
-    cmd = [str(CODEX_BIN), *sess.args]
+def cmd(sess: Session, proj: Path) -> list[str]:
+    c = [str(CODEX.bin), *sess.args]
     if sess.mcp:  # a per-launch MCP server (a -c override: Codex then runs embedded, no daemon)
         stub = Path(__file__).resolve().parent / "mcp_stub.py"
-        cmd += ["-c", f'mcp_servers.stub={{command="{sys.executable}",args=["{stub}"]}}']
-    return common.run_session(sess, ctx, sess.run, base=base,
-                              home=home, cmd=cmd, env=env, cwd=proj)
+        c += ["-c", f'mcp_servers.stub={{command="{sys.executable}",args=["{stub}"]}}']
+    return c
 
 
-def capture(only: str | None) -> None:
-    sessions = []
-    for s in SESSIONS:
-        if older_than(s.since):
-            print(f"-- skip {s.name}: {VERSION} is older than {s.since} ({s.why_not})", flush=True)
-        else:
-            sessions.append(s)
-    common.capture(only, agent="codex", sessions=sessions, out=OUT, bin_=CODEX_BIN, install=install,
-                   start_mock=Mock, run=run_session,
-                   title="# Real OpenAI Codex CLI captures; written by harness/codex.py (do not edit by hand).")
+def env(sess: Session, home: Path, proj: Path, mock: common.Mock) -> dict:
+    return {"CODEX_HOME": str(home), **({"MOCK_API_KEY": "sk-mock-not-a-real-key"} if sess.provider else {})}
 
 
-def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
-                describe=lambda s: f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} "
-                                   f"provider={s.provider} model={s.model}")
+class Driver(common.Driver):
+    def dirs(self, sess: Session) -> tuple[Path, Path, Path]:
+        tag = common.stamp(sess)
+        return AGENTS / f"codex-run-{tag}", AGENTS / f"codex-home-{tag}", AGENTS / f"codex-run-{tag}" / "proj"
 
+
+DRIVER = Driver(
+    CODEX, "OpenAI Codex CLI", __doc__, Ctx, SESSIONS, Mock, env=env, cmd=cmd, plan=plan,
+    setup=lambda d, sess, home, proj, mock: make_home(sess, home, proj, mock.port),
+    describe=lambda s: f"{s.name:14s} {s.cols}x{s.rows} trusted={s.trusted} provider={s.provider} model={s.model}")
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

@@ -6,14 +6,42 @@
 - Process hygiene: pids_naming / kill_pids / reap (by PID, never by process name: other agents
   run on this machine).
 - Mock: one mock model server (harness/mock_*.py) on a free port.
-- NpmRelease / PipRelease: an npm (PyPI) agent's prefix (venv), binary and fixture folder at one
-  release; Session, session_dirs, demo_project: the newer drivers' session shape, throwaway dirs and git project.
-- Ctx: what a session script gets (the recording, waits on tmux's own view, `shot`).
+- Release (NpmRelease / PipRelease): an npm (PyPI) agent's prefix (venv), binary and fixture
+  folder at one release, repointed by `--version`; release differences as tables (`pick`,
+  `since`, `until`, `older_than`); Session, session_dirs, demo_project: the newer drivers'
+  session shape, throwaway dirs and git project.
+- Ctx: what a session script gets (the recording, waits on tmux's own view, `shot`); what
+  idle / working / a dialog look like and the settle times are its class data.
+- Scenarios as data: step types (Prompt, Idle, Dialog, Working, Busy, Shot, Keys, Type...; `turn`,
+  `ask`; ByRelease for a release's own steps) run by run_steps; Driver: a whole driver (release,
+  Ctx, sessions, mock, env) as data.
 - run_session / capture / main: the per-session plumbing and the install/capture/list CLI of the
   drivers that take `--only NAME` (all but claude.py, which has its own).
 
 Agent-specific logic (how to set up HOME, what "idle" looks like, the session scripts) stays in
-each driver. Nothing in the package imports this.
+each driver. Nothing in the package imports this. A driver on the framework (droid.py is the
+smallest) is, in outline:
+
+    AGENT = NpmRelease("agent", "npm-package", "bin-name", pinned="1.2.3")
+
+    class Ctx(common.Ctx):
+        release = AGENT
+        is_idle = staticmethod(lambda s: FOOTER in s and WORKING not in s)
+        is_working = staticmethod(lambda s: WORKING in s)
+        dialog = "Enter select"            # what wait_dialog waits for unless told
+        take_mode = "matching"
+
+    FIRST_80 = [Idle("idle-start", "start", "fresh start"),
+                ask("please run `sleep 8; ls -la` now", "blocked-command", "shell-permission",
+                    "the command's approval", ("Enter",)),
+                Working("working-tool-running", "tool-running", "approved; the command runs"),
+                Idle("idle-after-approve", "after-approve", "the command finished"),
+                ByRelease({"2.0.0": [...], "0.0.0": [...]})]   # a release's own steps
+
+    DRIVER = Driver(AGENT, "Agent CLI", __doc__, Ctx, [Session("first-80", 24, 80, run=FIRST_80)],
+                    openai_mock(20, 20), env=lambda sess, home, proj, mock: {"HOME": str(home)})
+    if __name__ == "__main__":
+        DRIVER.main()   # install | capture [--only NAME] | list, --version V, --out DIR
 """
 from __future__ import annotations
 
@@ -162,22 +190,64 @@ def npm_install(prefix: Path, bin_: Path, package: str, version: str) -> None:
     print(subprocess.run([str(bin_), "--version"], capture_output=True, text=True).stdout)
 
 
-class NpmRelease:
-    """One agent CLI from npm at one release: its install prefix, its binary and its fixture
-    folder. `configure(version, out)` (the drivers' `--version V` / `--out DIR`) repoints all
-    three; the pinned release keeps `fixtures/<agent>/`. A driver's Ctx names it as `release`."""
+class Release:
+    """One agent CLI at one release: its install prefix, its binary and its fixture folder.
+    `configure(version, out)` (the drivers' `--version V` / `--out DIR`) repoints all three; the
+    pinned release keeps `fixtures/<agent>/`. A driver's Ctx names it as `release`.
+
+    What differs between releases is data, asked of the release being driven:
+    `older_than(v)` / `since(v)` / `until(v)`, and `pick(table)` for a newest-first
+    [(release, value), ...] table (the value of the newest release listed not newer than this
+    one). A subclass says where the binary is (`bin_path`) and how to `install`."""
 
     def __init__(self, agent: str, package: str, bin_name: str, pinned: str):
         self.agent, self.package, self.bin_name, self.pinned = agent, package, bin_name, pinned
         self.version = pinned
         self.configure(None, None)
 
+    def bin_path(self) -> Path:
+        raise NotImplementedError
+
     def configure(self, version: str | None, out: Path | None) -> None:
         self.version = version or self.version
         self.prefix = AGENTS / f"{self.agent}-{self.version}"
-        self.bin = self.prefix / "node_modules" / ".bin" / self.bin_name
+        self.bin = self.bin_path()
         self.out = out.resolve() if out else (REPO / "fixtures" / self.agent if self.version == self.pinned
                                               else release_out(self.agent, self.version))
+
+    def install(self) -> None:
+        raise NotImplementedError
+
+    # release differences as data ----------------------------------------------------------------
+    def older_than(self, v: str) -> bool:
+        return vtuple(self.version) < vtuple(v)
+
+    def since(self, v: str) -> bool:
+        """This release is `v` or newer (a "since" table entry applies)."""
+        return not self.older_than(v)
+
+    def until(self, v: str) -> bool:
+        """This release is older than `v` (an "until" table entry applies)."""
+        return self.older_than(v)
+
+    def pick(self, table):
+        """The value for this release in a newest-first [(release, value), ...] table (or a dict
+        {release: value}): that of the newest release listed not newer than this one; the oldest
+        entry's value for anything older."""
+        rows = sorted(table.items() if isinstance(table, dict) else table,
+                      key=lambda r: vtuple(r[0]), reverse=True)
+        for since, value in rows:
+            if self.since(since):
+                return value
+        return rows[-1][1]
+
+
+class NpmRelease(Release):
+    """An agent CLI from npm: `npm install --prefix AGENTS/<agent>-<version> package@version`,
+    the binary `node_modules/.bin/<name>`."""
+
+    def bin_path(self) -> Path:
+        return self.prefix / "node_modules" / ".bin" / self.bin_name
 
     def install(self) -> None:
         npm_install(self.prefix, self.bin, self.package, self.version)
@@ -196,18 +266,17 @@ def pip_install(venv: Path, bin_: Path, package: str, version: str, python: str)
     print(f"installed {package} {version} in {venv}")
 
 
-class PipRelease(NpmRelease):
+class PipRelease(Release):
     """One agent CLI from PyPI at one release, in its own venv `AGENTS/<agent>-<version>` made by
     `python` (a name on PATH such as "python3.13", for a CLI that needs a newer Python than
-    ours). The same paths and `configure` as NpmRelease; the binary is the venv's `bin/<name>`."""
+    ours). The binary is the venv's `bin/<name>`."""
 
     def __init__(self, agent: str, package: str, bin_name: str, pinned: str, python: str = sys.executable):
         self.python = python
         super().__init__(agent, package, bin_name, pinned)
 
-    def configure(self, version: str | None, out: Path | None) -> None:
-        super().configure(version, out)
-        self.bin = self.prefix / "bin" / self.bin_name
+    def bin_path(self) -> Path:
+        return self.prefix / "bin" / self.bin_name
 
     def install(self) -> None:
         pip_install(self.prefix, self.bin, self.package, self.version, self.python)
@@ -266,16 +335,65 @@ class Ctx:
     agent = ""
     version = ""
     out: Path = REPO / "fixtures"
-    release: NpmRelease | None = None   # if set, version and out are read from it
+    release: Release | None = None   # if set, version and out are read from it
     settle: float | None = 0.6
     key_pause = 0.35
     columns = (44, 24, 7)
+    # What the screen says, as class data, for wait_idle / wait_working / wait_dialog / prompt:
+    # predicates (staticmethod(f), f gets what `probe` gives: the screen) and a dialog needle
+    # (a string on screen, or a predicate). `started`: what `prompt` takes as "the prompt was
+    # taken" (default: working or a dialog). Settle times and timeouts as data too.
+    is_idle: Callable[..., bool] | None = None
+    is_working: Callable[..., bool] | None = None
+    dialog: str | Callable[..., bool] | None = None
+    started: Callable[..., bool] | None = None
+    idle_what, working_what, dialog_what = "idle input box", "working", "a dialog"
+    idle_settle, dialog_settle = 0.8, 0.6        # quiet time after idle / a dialog showed
+    idle_timeout, dialog_timeout, working_timeout = 90, 60, 60
+    type_pause = 0.5                             # after typing a prompt, before its Enter
+    take_mode = "snapshot"                       # "snapshot" | "matching" | "quiet": see take()
+    proj: Path | None = None    # the session's project folder (a Driver sets it)
+    mock: Mock | None = None    # the session's mock model server (a Driver sets it)
 
     def __init__(self, sess, rec: Recording, only: str | None, index: dict):
         self.s, self.rec, self.only, self.index = sess, rec, only, index
         if self.release is not None:  # configured after the class was defined
             self.agent, self.version, self.out = self.release.agent, self.release.version, self.release.out
         self.made: list[str] = []
+
+    # the data-driven waits ------------------------------------------------------------------------
+    def wait_idle(self, timeout: float | None = None) -> str:
+        scr = self.wait(self.is_idle, self.idle_what, timeout or self.idle_timeout)
+        self.rec.settle(self.idle_settle, timeout=10)
+        return scr
+
+    def wait_working(self, timeout: float | None = None) -> str:
+        return self.wait(self.is_working, self.working_what, timeout or self.working_timeout)
+
+    def wait_dialog(self, needle: str | Callable[..., bool] | None = None, timeout: float | None = None) -> str:
+        what = needle or self.dialog
+        timeout = timeout or self.dialog_timeout
+        scr = (self.wait_text(what, timeout) if isinstance(what, str)
+               else self.wait(what, self.dialog_what, timeout))
+        self.rec.settle(self.dialog_settle, timeout=10)
+        return scr
+
+    def in_dialog(self, s: str) -> bool:
+        d = self.dialog
+        return bool(d in s if isinstance(d, str) else d(s)) if d else False
+
+    def has_started(self, m: int) -> bool:
+        scr = self.rec.screen()
+        if self.started is not None:
+            return bool(self.started(scr))
+        return bool(self.is_working(scr)) or self.in_dialog(scr)
+
+    def prompt(self, text: str) -> None:
+        """Wait for idle, type `text` (one literal send), Enter until `has_started`."""
+        self.wait_idle()
+        self.rec.send(text, literal=True)
+        time.sleep(self.type_pause)
+        self.submit(text, self.has_started)
 
     # waiting on tmux's own view ---------------------------------------------------------------
     def probe(self) -> tuple[tuple, str, str]:
@@ -328,6 +446,12 @@ class Ctx:
 
     # snapshots ----------------------------------------------------------------------------------
     def take(self, dest: Path, settle: float | None) -> dict:
+        """`take_mode`: "snapshot" (the bytes after `settle` s quiet), "matching"
+        (take_matching) or "quiet" (the recorder's snapshot_quiet)."""
+        if self.take_mode == "matching":
+            return self.take_matching(dest, settle)
+        if self.take_mode == "quiet":
+            return self.rec.snapshot_quiet(dest, settle=settle)
         return self.rec.snapshot(dest, settle=settle)
 
     def replays_like_tmux(self, raw: Path, tmux_screen: str) -> bool:
@@ -369,41 +493,254 @@ class Ctx:
         self.made.append(name)
 
 
+# -- scenarios as data ----------------------------------------------------------------------------
+# A scenario is a list of steps, run in order by run_steps(c, steps) against a driver's Ctx `c`.
+# A step is anything callable with `c` (a plain function is one, for what is one driver's own); a
+# list inside the list is run in place. Text (a prompt, a `how`) may be a function of `c`.
+def _text(v, c: Ctx) -> str:
+    return v(c) if callable(v) else v
+
+
+def _state(suffix: str) -> str:
+    return suffix.split("-")[0]
+
+
+@dataclass
+class Shot:
+    """A fixture of the screen now: `<COLS>x<ROWS>-<suffix>`, its state the suffix's first word."""
+    suffix: str
+    kind: str
+    how: str | Callable
+    settle: object = _SETTLE
+    state: str | None = None   # when the suffix's first word is not the state
+
+    def __call__(self, c: Ctx) -> None:
+        c.shot(self.suffix, self.state or _state(self.suffix), self.kind, _text(self.how, c), settle=self.settle)
+
+
+@dataclass
+class Prompt:
+    """Type a prompt and submit it (the Ctx's `prompt`); then, with `wait`, wait for that text."""
+    text: str | Callable
+    wait: str | Callable | None = None
+
+    def __call__(self, c: Ctx) -> None:
+        c.prompt(_text(self.text, c))
+        if self.wait:
+            c.wait_text(_text(self.wait, c))
+
+
+@dataclass
+class Idle:
+    """Wait for the idle screen (optionally `timeout`), then shoot it (a settled shot); with no
+    suffix, only wait."""
+    suffix: str | None = None
+    kind: str = ""
+    how: str | Callable = ""
+    timeout: float | None = None
+
+    def __call__(self, c: Ctx) -> None:
+        c.wait_idle(**({"timeout": self.timeout} if self.timeout else {}))
+        if self.suffix:
+            Shot(self.suffix, self.kind, self.how)(c)
+
+
+@dataclass
+class Dialog:
+    """Wait for a dialog (`needle`: its text or a predicate; default the Ctx's `dialog`), shoot it,
+    then answer it with `answer` (keys), if any."""
+    suffix: str
+    kind: str
+    how: str | Callable
+    answer: tuple = ()
+    needle: object = None
+    settle: object = _SETTLE
+
+    def __call__(self, c: Ctx) -> None:
+        c.wait_dialog(self.needle)
+        Shot(self.suffix, self.kind, self.how, self.settle)(c)
+        if self.answer:
+            c.key(*self.answer)
+
+
+@dataclass
+class Working:
+    """`delay` s into a turn (after waiting for the working screen, unless wait=False), an
+    unsettled shot (a working screen never goes quiet)."""
+    suffix: str
+    kind: str
+    how: str | Callable
+    delay: float = 3.0
+    wait: bool = True
+
+    def __call__(self, c: Ctx) -> None:
+        if self.wait:
+            c.wait_working()
+        time.sleep(self.delay)
+        Shot(self.suffix, self.kind, self.how, settle=None)(c)
+
+
+@dataclass
+class Busy:
+    """Wait for the working screen, then `delay` s more (say, before an interrupt)."""
+    delay: float = 3.0
+
+    def __call__(self, c: Ctx) -> None:
+        c.wait_working()
+        time.sleep(self.delay)
+
+
+@dataclass
+class Keys:
+    """Press keys (`pause` after each, default the Ctx's key_pause); then, with `settle`, wait
+    that long for the screen to go quiet."""
+    keys: tuple
+    settle: float | None = None
+    pause: float | None = None
+
+    def __call__(self, c: Ctx) -> None:
+        c.key(*self.keys, pause=self.pause)
+        if self.settle is not None:
+            c.rec.settle(self.settle)
+
+
+def keys(*ks: str, settle: float | None = None) -> Keys:
+    return Keys(ks, settle)
+
+
+def send(*ks: str) -> Keys:
+    """Keys sent with no pause after them."""
+    return Keys(ks, pause=0)
+
+
+@dataclass
+class TypeChars:
+    """Type text a character at a time (`delay` between), then settle `settle` s."""
+    text: str
+    delay: float = 0.02
+    settle: float | None = 0.6
+
+    def __call__(self, c: Ctx) -> None:
+        for ch in self.text:
+            c.rec.send(ch, literal=True)
+            time.sleep(self.delay)
+        if self.settle is not None:
+            c.rec.settle(self.settle)
+
+
+@dataclass
+class Type:
+    """Type text into the screen (one literal send), then pause `pause` s."""
+    text: str
+    pause: float = 0.5
+
+    def __call__(self, c: Ctx) -> None:
+        c.rec.send(self.text, literal=True)
+        time.sleep(self.pause)
+
+
+@dataclass
+class Sleep:
+    """Sleep; then, with `settle`, wait that long for the screen to go quiet."""
+    seconds: float
+    settle: float | None = None
+
+    def __call__(self, c: Ctx) -> None:
+        time.sleep(self.seconds)
+        if self.settle is not None:
+            c.rec.settle(self.settle)
+
+
+@dataclass
+class WaitText:
+    """Wait for text on screen; then, with `settle`, for the screen to go quiet."""
+    text: str | Callable
+    timeout: float = 60
+    settle: float | None = None
+
+    def __call__(self, c: Ctx) -> None:
+        c.wait_text(_text(self.text, c), self.timeout)
+        if self.settle is not None:
+            c.rec.settle(self.settle, timeout=10)
+
+
+@dataclass
+class ByRelease:
+    """Release differences inside a scenario, as data: {release: steps}, run the steps of the
+    newest release listed that is not newer than the one driven (`Release.pick`)."""
+    table: dict
+
+    def __call__(self, c: Ctx) -> None:
+        run_steps(c, c.release.pick(self.table))
+
+
+def run_steps(c: Ctx, steps) -> None:
+    """Run a scenario: each step called with `c`, nested lists in place."""
+    for step in steps:
+        if isinstance(step, (list, tuple)):
+            run_steps(c, step)
+        else:
+            step(c)
+
+
+def turn(text, suffix: str, kind: str, how, wait: str | None = None) -> list:
+    """A prompt turn: prompt, (wait for `wait`), idle, shot."""
+    return [Prompt(text, wait), Idle(suffix, kind, how)]
+
+
+def ask(text, suffix: str, kind: str, how, answer: tuple = (), needle=None) -> list:
+    """A prompt that brings a dialog: prompt, dialog, shot, answer."""
+    return [Prompt(text), Dialog(suffix, kind, how, answer, needle)]
+
+
 # -- steps many session scripts share -------------------------------------------------------------
 # `c` is a driver's Ctx with `prompt`, `wait_working`, `wait_idle`; the mock_openai.py prompts.
+DELAYED_REPLY = [
+    # the mock holds the first token: working all through the wait, idle once the reply came
+    Prompt("please ponder whether the API needs pagination"),
+    Working("working-before-first-token", "waiting-first-token", "6 s into the wait for the first token",
+            delay=6),
+    Idle("idle-after-delayed-reply", "after-reply", "the delayed reply arrived", timeout=60),
+]
+
+
+def streaming_steps(prompt: str, how) -> list:
+    """A slow streamed reply, shot 3 s after its first words."""
+    return [Prompt(prompt, wait="careful walk-through"),
+            Working("working-streaming", "streaming", how, wait=False)]
+
+
+STREAMED_REPLY = [
+    # a slow streamed reply shot while it streams, then once it finished
+    streaming_steps("walk me through the scheduler slowly", "slow streamed reply, 3 s in"),
+    Idle("idle-after-reply", "after-reply", "the slow reply finished", timeout=60),
+]
+
+
+def interrupted_stream_steps(*ks: str) -> list:
+    """A slow streamed reply, then `ks` (the agent's interrupt) while it streams."""
+    said = " ".join("Esc" if k == "Escape" else k for k in ks)
+    return [streaming_steps("explain the token refresh flow in detail",
+                            lambda c: f"slow streamed reply ({c.s.cols} columns)"),
+            Keys(ks),
+            Idle("idle-after-interrupt-stream", "after-interrupt", f"{said} while the reply streamed")]
+
+
+# the same as functions (the drivers written before the steps call these)
 def delayed_reply(c: Ctx) -> None:
-    """The mock holds the first token: working all through the wait, idle once the reply came."""
-    c.prompt("please ponder whether the API needs pagination")
-    c.wait_working()
-    time.sleep(6)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "6 s into the wait for the first token", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
+    run_steps(c, DELAYED_REPLY)
 
 
 def streaming(c: Ctx, prompt: str, how: str) -> None:
-    """A slow streamed reply, shot 3 s after its first words."""
-    c.prompt(prompt)
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", how, settle=None)
+    run_steps(c, streaming_steps(prompt, how))
 
 
 def streamed_reply(c: Ctx) -> None:
-    """A slow streamed reply shot while it streams, then once it finished."""
-    streaming(c, "walk me through the scheduler slowly", "slow streamed reply, 3 s in")
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
+    run_steps(c, STREAMED_REPLY)
 
 
 def interrupted_stream(c: Ctx, *keys: str) -> None:
-    """A slow streamed reply, then `keys` (the agent's interrupt) while it streams."""
-    streaming(c, "explain the token refresh flow in detail", f"slow streamed reply ({c.s.cols} columns)")
-    c.key(*keys)
-    c.wait_idle()
-    said = " ".join("Esc" if k == "Escape" else k for k in keys)
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", f"{said} while the reply streamed")
+    run_steps(c, interrupted_stream_steps(*keys))
 
 
 class TitleCtx(Ctx):
@@ -419,6 +756,9 @@ def run_session(sess, ctx_factory: Callable[[Recording], Ctx], script: Callable[
     """Run one session's script against the agent in a fresh recording; whatever happens, close
     the tmux server and reap HOME. A failure is printed and kept in base/error.txt (the other
     sessions go on). Returns the fixture names made."""
+    if not callable(script):  # a scenario as data
+        steps = script
+        script = lambda c: run_steps(c, steps)  # noqa: E731
     print(f"== session {sess.name} ({sess.cols}x{sess.rows}) home={home}", flush=True)
     rec = Recording(base / "rec", cmd, rows=sess.rows, cols=sess.cols, env=env, cwd=cwd)
     ctx = ctx_factory(rec)
@@ -456,7 +796,7 @@ def capture(only: str | None, *, agent: str, sessions: list, out: Path, bin_: Pa
         mock.close()
 
 
-def npm_main(doc: str, release: NpmRelease, sessions: list, run: Callable, *, name: str,
+def npm_main(doc: str, release: Release, sessions: list, run: Callable, *, name: str,
              start_mock: Callable[[Path], Mock]) -> None:
     """main() for a driver of one NpmRelease: install / capture / list, `--version` / `--out`."""
     r = release
@@ -464,6 +804,58 @@ def npm_main(doc: str, release: NpmRelease, sessions: list, run: Callable, *, na
     main(doc, install=r.install, sessions=sessions, configure=r.configure,
          capture=lambda only: capture(only, agent=r.agent, sessions=sessions, out=r.out, bin_=r.bin,
                                       install=r.install, run=run, start_mock=start_mock, title=title))
+
+
+@dataclass
+class Driver:
+    """One capture driver as data: the release, the Ctx class, the sessions, the mock, and how
+    a session's agent starts (`setup(d, sess, home, proj, mock)` makes HOME and the project;
+    `env(sess, home, proj, mock)` the agent's own variables, over tmux_env(); `cmd(sess, proj)`
+    its command line, default the release's binary). `main()` is the drivers' CLI."""
+    release: Release
+    name: str                               # "Factory Droid": the index's title
+    doc: str
+    ctx: type
+    sessions: list
+    mock: Callable[[Path], Mock]
+    env: Callable[..., dict] = lambda sess, home, proj, mock: {"HOME": str(home)}
+    setup: Callable[..., None] | None = None
+    cmd: Callable[..., list] | None = None
+    describe: Callable[[object], str] = lambda s: f"{s.name:12s} {s.cols}x{s.rows}"
+    plan: Callable[[list], list] = lambda ss: ss   # the sessions the release driven runs
+
+    def dirs(self, sess) -> tuple[Path, Path, Path]:
+        return session_dirs(self.release.agent, sess)
+
+    def run_session(self, sess, mock: Mock, only: str | None, index: dict) -> list[str]:
+        base, home, proj = self.dirs(sess)
+        if self.setup:
+            self.setup(self, sess, home, proj, mock)
+        else:
+            home.mkdir(parents=True)
+            demo_project(proj)
+        env = {**tmux_env(), **self.env(sess, home, proj, mock)}   # the agent's own win (PATH)
+        cmd = self.cmd(sess, proj) if self.cmd else [str(self.release.bin)]
+
+        def make(rec: Recording) -> Ctx:
+            c = self.ctx(sess, rec, only, index)
+            c.proj, c.mock = proj, mock
+            return c
+        return run_session(sess, make, sess.run, base=base, home=home, cmd=cmd, env=env, cwd=proj)
+
+    def main(self) -> None:
+        r = self.release
+        title = f"# Real {self.name} captures; written by harness/{r.agent}.py (do not edit by hand)."
+        main(self.doc, install=r.install, sessions=self.sessions, configure=r.configure,
+             describe=self.describe,
+             capture=lambda only: capture(only, agent=r.agent, sessions=self.plan(self.sessions),
+                                          out=r.out, bin_=r.bin, install=r.install, run=self.run_session,
+                                          start_mock=self.mock, title=title))
+
+
+def openai_mock(slow: float = 20, delay: float = 20) -> Callable[[Path], Mock]:
+    """The usual mock: harness/mock_openai.py with these slow-stream / first-token delays."""
+    return lambda log: Mock("mock_openai.py", log, slow=slow, delay=delay)
 
 
 def release_out(agent: str, version: str) -> Path:

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import Session  # noqa: E402
+from common import Dialog, Idle, Prompt, Session, Shot, WaitText, Working, ask, keys, turn  # noqa: E402
 
 COPILOT = common.NpmRelease("copilot", "@github/copilot", "copilot", pinned="1.0.102")
 # the key-hint row every question ends with: '↑/↓ to navigate · enter to select · esc to cancel'
@@ -44,145 +43,96 @@ def working(screen: str) -> bool:
     return bool(rows) and WORKING in rows[-1]
 
 
+def dialog(screen: str) -> bool:
+    return bool(DIALOG_HINT.search(screen))
+
+
 class Ctx(common.Ctx):
     release = COPILOT
     columns = (42, 22, 8)
-
-    def __init__(self, sess: Session, rec, proj: Path, only: str | None, index: dict):
-        super().__init__(sess, rec, only, index)
-        self.proj = proj
-
-    def wait_idle(self, timeout: float = 90) -> str:
-        scr = self.wait(lambda s: "Interactive ·" in s and not working(s) and not DIALOG_HINT.search(s),
-                        "idle footer", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
-
-    def wait_dialog(self, timeout: float = 60) -> str:
-        scr = self.wait(lambda s: DIALOG_HINT.search(s), "a dialog", timeout)
-        self.rec.settle(0.6, timeout=10)
-        return scr
-
-    def wait_working(self, timeout: float = 60) -> str:
-        return self.wait(working, "working footer", timeout)
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.5)
-        # the footer is redrawn cell by cell (styles between words): read tmux's screen, not bytes
-        self.submit(text, lambda m: working(self.rec.screen()) or DIALOG_HINT.search(self.rec.screen()))
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        return self.rec.snapshot_quiet(dest, settle=settle)
+    is_idle = staticmethod(lambda s: "Interactive ·" in s and not working(s) and not dialog(s))
+    idle_what, working_what = "idle footer", "working footer"
+    is_working = staticmethod(working)
+    # the footer is redrawn cell by cell (styles between words): `prompt` reads tmux's screen
+    dialog = staticmethod(dialog)
+    take_mode = "quiet"
 
 
-def trust(c: Ctx) -> None:
-    c.wait_text("Confirm folder trust", timeout=60)
-    c.rec.settle(1.0, timeout=10)
-    c.shot("blocked-trust", "blocked", "trust",
-           "first start in the folder: 'Confirm folder trust' dialog, '❯ 1. Yes'")
-    c.key("Enter")
-    c.wait_idle()
+TRUST = [
+    WaitText("Confirm folder trust", settle=1.0),
+    Shot("blocked-trust", "trust", "first start in the folder: 'Confirm folder trust' dialog, '❯ 1. Yes'"),
+    keys("Enter"),
+    Idle(),
+]
+RUN_QUESTION = "Do you want to run this command?"
 
+FIRST_80 = [
+    TRUST,
+    Shot("idle-start", "start", "trusted with Enter: banner, tips, empty input"),
+    Prompt("please run `sleep 8; ls -la` now", wait=RUN_QUESTION),
+    Dialog("blocked-command", "shell-permission", "bash tool: 'Do you want to run this command?'", ("Enter",)),
+    Working("working-tool-running", "tool-running", "approved '1. Yes'; the 8 s command runs", delay=2.5),
+    Idle("idle-after-approve", "after-approve", "the command finished; mock's final text"),
+    turn("the date parser has a bug with leap years, please fix it", "idle-reply-question", "reply-question",
+         "reply ending 'Would you like me to add a regression test?'", wait="regression test?"),
+    ask(lambda c: f"create {c.proj}/src/cache_utils.py with a helper", "blocked-edit", "edit-permission",
+        "create tool: the new file's diff and its question", ("Escape",)),
+    Idle("idle-after-reject-esc", "after-reject", "rejected the create with Esc"),
+    Prompt("take your time and think about the cache layout"),
+    Working("working-before-first-token", "waiting-first-token", "mock holds the first token"),
+    keys("Escape", "Escape"),
+    Idle("idle-after-interrupt", "after-interrupt", "Esc Esc while waiting for the first token"),
+]
 
-def s_first_80(c: Ctx) -> None:
-    trust(c)
-    c.shot("idle-start", "idle", "start", "trusted with Enter: banner, tips, empty input")
-    c.prompt("please run `sleep 8; ls -la` now")
-    c.wait_text("Do you want to run this command?")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "shell-permission", "bash tool: 'Do you want to run this command?'")
-    c.key("Enter")
-    c.wait_working()
-    time.sleep(2.5)
-    c.shot("working-tool-running", "working", "tool-running", "approved '1. Yes'; the 8 s command runs",
-           settle=None)
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
-    c.prompt("the date parser has a bug with leap years, please fix it")
-    c.wait_text("regression test?")
-    c.wait_idle()
-    c.shot("idle-reply-question", "idle", "reply-question",
-           "reply ending 'Would you like me to add a regression test?'")
-    c.prompt(f"create {c.proj}/src/cache_utils.py with a helper")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission", "create tool: the new file's diff and its question")
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the create with Esc")
-    c.prompt("take your time and think about the cache layout")
-    c.wait_working()
-    time.sleep(3)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the first token", settle=None)
-    c.key("Escape", "Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt", "idle", "after-interrupt", "Esc Esc while waiting for the first token")
-
-
-def s_big_160(c: Ctx) -> None:
-    trust(c)
-    c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
-    common.streamed_reply(c)
-    c.prompt(f"write {c.proj}/docs/NOTES.md with the release notes")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission", "create tool question (160 columns)")
-    c.key("Enter")
-    c.wait_idle()
-    c.shot("idle-after-approve-edit", "idle", "after-approve", "allowed the create; file written")
-    c.prompt("execute `mkdir -p build && date > build/stamp.txt` for me")
-    c.wait_text("Do you want to run this command?")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "shell-permission", "bash tool question (160 columns)")
-    c.key("Down", "Down")
-    c.rec.settle(0.4)
-    c.shot("blocked-command-no-selected", "blocked", "shell-permission",
-           "same dialog with '3. No, and tell Copilot what to do differently' selected")
+BIG_160 = [
+    TRUST,
+    Shot("idle-start", "start", "fresh start at 160 columns"),
+    common.STREAMED_REPLY,
+    ask(lambda c: f"write {c.proj}/docs/NOTES.md with the release notes", "blocked-edit", "edit-permission",
+        "create tool question (160 columns)", ("Enter",)),
+    Idle("idle-after-approve-edit", "after-approve", "allowed the create; file written"),
+    Prompt("execute `mkdir -p build && date > build/stamp.txt` for me", wait=RUN_QUESTION),
+    Dialog("blocked-command", "shell-permission", "bash tool question (160 columns)"),
+    keys("Down", "Down", settle=0.4),
+    Shot("blocked-command-no-selected", "shell-permission",
+         "same dialog with '3. No, and tell Copilot what to do differently' selected"),
     # Enter on '3. No…' left the dialog up (seen twice in 1.0.102); Esc is its documented way out
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the command with Esc")
-    c.prompt("let me choose between two designs for the cache layer first")
-    c.wait_dialog()
-    c.shot("blocked-question", "blocked", "question", "ask_user tool: the elicitation form")
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-dismiss", "idle", "after-reject", "dismissed the question with Esc")
+    keys("Escape"),
+    Idle("idle-after-reject-esc", "after-reject", "rejected the command with Esc"),
+    ask("let me choose between two designs for the cache layer first", "blocked-question", "question",
+        "ask_user tool: the elicitation form", ("Escape",)),
+    Idle("idle-after-dismiss", "after-reject", "dismissed the question with Esc"),
+]
 
-
-def s_mid_120(c: Ctx) -> None:
-    trust(c)
-    common.delayed_reply(c)
-    common.interrupted_stream(c, "Escape", "Escape")
-    c.prompt("before touching the logger, ask me which option you should use")
-    c.wait_dialog()
-    c.shot("blocked-question", "blocked", "question", "ask_user form (120 columns)")
-
+MID_120 = [
+    TRUST,
+    common.DELAYED_REPLY,
+    common.interrupted_stream_steps("Escape", "Escape"),
+    ask("before touching the logger, ask me which option you should use", "blocked-question", "question",
+        "ask_user form (120 columns)"),
+]
 
 SESSIONS = [
-    Session("first-80", 24, 80, project="webshop", run=s_first_80),
-    Session("big-160", 48, 160, project="cache-service", run=s_big_160),
-    Session("mid-120", 36, 120, project="ledger", run=s_mid_120),
+    Session("first-80", 24, 80, project="webshop", run=FIRST_80),
+    Session("big-160", 48, 160, project="cache-service", run=BIG_160),
+    Session("mid-120", 36, 120, project="ledger", run=MID_120),
 ]
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base, home, proj = common.session_dirs("copilot", sess)
+def setup(d: common.Driver, sess: Session, home: Path, proj: Path, mock: common.Mock) -> None:
     (home / ".copilot").mkdir(parents=True)
     common.demo_project(proj)
-    env = {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "COPILOT_OFFLINE": "true",
-           "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{mock.port}/v1",
-           "COPILOT_PROVIDER_API_KEY": "sk-mock-not-a-real-key", "COPILOT_MODEL": "mock-model",
-           "COPILOT_AUTO_UPDATE": "false", **common.tmux_env()}
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, proj, only, index), sess.run,
-                              base=base, home=home, cmd=[str(COPILOT.bin)], env=env, cwd=proj)
 
 
-def main() -> None:
-    common.npm_main(__doc__, COPILOT, SESSIONS, run_session, name="GitHub Copilot CLI",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
+def env(sess: Session, home: Path, proj: Path, mock: common.Mock) -> dict:
+    return {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{mock.port}/v1",
+            "COPILOT_PROVIDER_API_KEY": "sk-mock-not-a-real-key", "COPILOT_MODEL": "mock-model",
+            "COPILOT_AUTO_UPDATE": "false"}
 
+
+DRIVER = common.Driver(COPILOT, "GitHub Copilot CLI", __doc__, Ctx, SESSIONS, common.openai_mock(20, 20),
+                       setup=setup, env=env)
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import Session  # noqa: E402
+from common import Busy, Dialog, Idle, Keys, Prompt, Session, Working, ask  # noqa: E402
 
 DROID = common.NpmRelease("droid", "droid", "droid", pinned="0.215.0")
 TRUST = "Enter to confirm · Esc to exit"          # the folder-trust question's key row
@@ -62,83 +61,44 @@ def is_working(s: str) -> bool:
 class Ctx(common.Ctx):
     release = DROID
     columns = (42, 22, 8)
-
-    def wait_idle(self, timeout: float = 90) -> str:
-        scr = self.wait(is_idle, "idle input box", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
-
-    def wait_dialog(self, needle: str = APPROVAL, timeout: float = 60) -> str:
-        scr = self.wait_text(needle, timeout)
-        self.rec.settle(0.6, timeout=10)
-        return scr
-
-    def wait_working(self, timeout: float = 60) -> str:
-        return self.wait(is_working, "working", timeout)
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.5)
-        self.submit(text, lambda m: not is_idle(self.rec.screen()))
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        return self.take_matching(dest, settle)
+    is_idle = staticmethod(is_idle)
+    is_working = staticmethod(is_working)
+    started = staticmethod(lambda s: not is_idle(s))
+    dialog = APPROVAL
+    take_mode = "matching"
 
 
-def all_states(c: Ctx) -> None:
-    """Every state this driver reaches, at the session's size."""
-    c.wait_dialog(TRUST)
-    c.shot("blocked-folder-trust", "blocked", "folder-trust",
-           "first start in a new folder: 'Trust this folder?', '1. Trust this folder' / '2. Exit'")
-    c.key("Enter")
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", "trusted the folder: logo, tips, empty input box")
-    c.prompt("please run `sleep 8; ls -la` now")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "shell-permission",
-           "Execute: 'Command to approve · medium risk', 'Yes, allow' … 'No, cancel'")
-    c.key("Enter")
-    c.wait_working()
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running",
-           "approved 'Yes, allow'; the 8 s command runs ('Executing...')", settle=None)
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
-    c.prompt("create src/cache_utils.py with a helper")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission", "Create: the new file's diff and the choices")
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the create with Esc ('Interrupted')")
-    c.prompt("ask me which option to use")
-    c.wait_dialog(QUESTION)
-    c.shot("blocked-question", "blocked", "question", "AskUser: a question, numbered options, "
-           "'Or type your own answer...'")
-    c.key("1")
-    c.wait_idle()
-    c.shot("idle-after-answer", "idle", "after-answer", "picked '1. Minimal fix'; the mock replied")
-    c.prompt("take your time and think about the cache layout")
-    c.wait_working()
-    time.sleep(4)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the first token ('Thinking...')", settle=None)
-    c.wait_idle()
-    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
+ALL_STATES = [  # every state this driver reaches, at the session's size
+    Dialog("blocked-folder-trust", "folder-trust",
+           "first start in a new folder: 'Trust this folder?', '1. Trust this folder' / '2. Exit'",
+           ("Enter",), needle=TRUST),
+    Idle("idle-start", "start", "trusted the folder: logo, tips, empty input box"),
+    ask("please run `sleep 8; ls -la` now", "blocked-command", "shell-permission",
+        "Execute: 'Command to approve · medium risk', 'Yes, allow' … 'No, cancel'", ("Enter",)),
+    Working("working-tool-running", "tool-running",
+            "approved 'Yes, allow'; the 8 s command runs ('Executing...')"),
+    Idle("idle-after-approve", "after-approve", "the command finished; mock's final text"),
+    ask("create src/cache_utils.py with a helper", "blocked-edit", "edit-permission",
+        "Create: the new file's diff and the choices", ("Escape",)),
+    Idle("idle-after-reject-esc", "after-reject", "rejected the create with Esc ('Interrupted')"),
+    ask("ask me which option to use", "blocked-question", "question",
+        "AskUser: a question, numbered options, 'Or type your own answer...'", ("1",), needle=QUESTION),
+    Idle("idle-after-answer", "after-answer", "picked '1. Minimal fix'; the mock replied"),
+    Prompt("take your time and think about the cache layout"),
+    Working("working-before-first-token", "waiting-first-token",
+            "mock holds the first token ('Thinking...')", delay=4),
+    Idle("idle-after-delayed-reply", "after-reply", "the delayed reply arrived"),
     # 0.215.0 draws a streamed reply only once it is complete (the spinner row runs meanwhile), so
     # there is no "streaming" screen of its own: interrupt a held first token instead
-    c.prompt("please ponder the retry policy")
-    c.wait_working()
-    time.sleep(3)
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt", "idle", "after-interrupt", "Esc while waiting for the first token")
-
+    Prompt("please ponder the retry policy"),
+    Busy(3), Keys(("Escape",)),
+    Idle("idle-after-interrupt", "after-interrupt", "Esc while waiting for the first token"),
+]
 
 SESSIONS = [
-    Session("first-80", 24, 80, project="webshop", run=all_states),
-    Session("mid-120", 36, 120, project="ledger", run=all_states),
-    Session("big-160", 48, 160, project="cache-service", run=all_states),
+    Session("first-80", 24, 80, project="webshop", run=ALL_STATES),
+    Session("mid-120", 36, 120, project="ledger", run=ALL_STATES),
+    Session("big-160", 48, 160, project="cache-service", run=ALL_STATES),
 ]
 
 
@@ -149,21 +109,16 @@ def settings(port: int) -> dict:
             "model": "custom:mock-model"}
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base, home, proj = common.session_dirs("droid", sess)
+def setup(d: common.Driver, sess: Session, home: Path, proj: Path, mock: common.Mock) -> None:
     (home / ".factory").mkdir(parents=True)
     (home / ".factory" / "settings.json").write_text(json.dumps(settings(mock.port), indent=2))
     common.demo_project(proj)
-    env = {"HOME": str(home), "FACTORY_AIRGAP_ENABLED": "true", "FACTORY_DISABLE_KEYRING": "1",
-           **common.tmux_env()}
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run,
-                              base=base, home=home, cmd=[str(DROID.bin)], env=env, cwd=proj)
 
 
-def main() -> None:
-    common.npm_main(__doc__, DROID, SESSIONS, run_session, name="Factory Droid",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
-
+DRIVER = common.Driver(
+    DROID, "Factory Droid", __doc__, Ctx, SESSIONS, common.openai_mock(20, 20), setup=setup,
+    env=lambda sess, home, proj, mock: {"HOME": str(home), "FACTORY_AIRGAP_ENABLED": "true",
+                                        "FACTORY_DISABLE_KEYRING": "1"})
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

@@ -30,7 +30,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import opencode  # noqa: E402
-from common import AGENTS  # noqa: E402
 
 KILO = common.NpmRelease("kilo", "@kilocode/cli", "kilo", pinned="7.7.7")
 SESSIONS = opencode.SESSIONS
@@ -42,21 +41,13 @@ class Ctx(opencode.Ctx):
     release = KILO
 
 
-def run_session(sess: opencode.Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    tag = common.stamp(sess)
-    base = AGENTS / f"kilo-run-{tag}"
-    home = AGENTS / f"kilo-home-{tag}"
-    proj = base / "proj"
-    opencode.make_dirs(sess, home, proj, mock.port, config=".config/kilo/kilo.json")
-    env = {"HOME": str(home), **common.tmux_env()}
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, mock.log, only, index), sess.run,
-                              base=base, home=home, cmd=[str(KILO.bin)], env=env, cwd=proj)
+class Driver(opencode.Driver):
+    config = ".config/kilo/kilo.json"
 
 
-def main() -> None:
-    common.npm_main(__doc__, KILO, SESSIONS, run_session, name="Kilo Code CLI",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25))
-
+DRIVER = Driver(KILO, "Kilo Code CLI", __doc__, Ctx, SESSIONS, common.openai_mock(22, 25),
+                setup=opencode.DRIVER.setup, describe=opencode.DRIVER.describe,
+                plan=lambda ss: opencode.plan(ss, KILO))
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

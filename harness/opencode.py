@@ -26,40 +26,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import AGENTS, REPO  # noqa: E402
-from tmuxrec import Recording  # noqa: E402
-
-PINNED = "1.18.33"
-VERSION = PINNED
-PREFIX = AGENTS / f"opencode-{VERSION}"
-OC_BIN = PREFIX / "node_modules" / ".bin" / "opencode"
-OUT = REPO / "fixtures" / "opencode"
-
-
-def older_than(v: str) -> bool:
-    """True when the release being driven (VERSION) is older than `v`."""
-    return common.vtuple(VERSION) < common.vtuple(v)
-
-
-def configure(version: str | None, out: Path | None) -> None:
-    """`--version V` / `--out DIR`: point the install prefix, the binary and the fixture folder
-    (here and on Ctx, whose attributes were bound at class definition) at release V. The pinned
-    release keeps its paths (fixtures/opencode/)."""
-    global VERSION, PREFIX, OC_BIN, OUT
-    if version:
-        VERSION = version
-        PREFIX = AGENTS / f"opencode-{VERSION}"
-        OC_BIN = PREFIX / "node_modules" / ".bin" / "opencode"
-    if out:
-        OUT = out.resolve()
-    elif VERSION != PINNED:
-        OUT = common.release_out("opencode", VERSION)
-    Ctx.version, Ctx.out = VERSION, OUT
-
+from common import AGENTS, ByRelease, Idle, Prompt, Shot, Sleep, WaitText, Working, keys  # noqa: E402
 
 # 1.0.x (seen 1.0.185) has no ripgrep of its own: it looks for `rg` on PATH, else downloads it
 # from GitHub into ~/.local/share/opencode/bin/ on the first prompt. Offline that fails and every
@@ -71,8 +41,10 @@ RG_DIR = AGENTS / f"opencode-ripgrep-{RG_VERSION}"
 RG_BIN = RG_DIR / f"ripgrep-{RG_VERSION}.data" / "scripts" / "rg"
 
 
-def needs_rg() -> bool:
-    return older_than("1.1.0")
+
+
+def needs_rg(release: common.Release | None = None) -> bool:
+    return (release or OPENCODE).older_than("1.1.0")
 
 
 def install_rg() -> None:
@@ -90,22 +62,24 @@ def install_rg() -> None:
     print(subprocess.run([str(RG_BIN), "--version"], capture_output=True, text=True).stdout.split("\n")[0])
 
 
-def install() -> None:
-    # the postinstall only links the platform binary in; npm 11 may skip it (allowScripts), but
-    # bin/opencode.exe already ships as a hard link to opencode-linux-x64/bin/opencode
-    # (1.0.185: bin/opencode is a symlink to it)
-    common.npm_install(PREFIX, OC_BIN, "opencode-ai", VERSION)
-    if needs_rg():
-        install_rg()
+class OpencodeRelease(common.NpmRelease):
+    def install(self) -> None:
+        # the postinstall only links the platform binary in; npm 11 may skip it (allowScripts), but
+        # bin/opencode.exe already ships as a hard link to opencode-linux-x64/bin/opencode
+        # (1.0.185: bin/opencode is a symlink to it)
+        super().install()
+        if needs_rg(self):
+            install_rg()
+
+
+OPENCODE = OpencodeRelease("opencode", "opencode-ai", "opencode", pinned="1.18.33")
+# the pinned release's paths by their old names (tests/test_real_agents.py)
+OC_BIN, VERSION, PREFIX = OPENCODE.bin, OPENCODE.version, OPENCODE.prefix
 
 
 @dataclass
-class Session:
-    name: str
-    rows: int
-    cols: int
+class Session(common.Session):
     provider: bool = True
-    run: Callable = None
 
 
 def is_idle(s: str) -> bool:
@@ -114,13 +88,14 @@ def is_idle(s: str) -> bool:
 
 
 class Ctx(common.Ctx):
-    agent, version, out = "opencode", VERSION, OUT
+    release = OPENCODE
     key_pause = 0.3
     columns = (42, 22, 8)
-
-    def __init__(self, sess: Session, rec: Recording, mock_log: Path, only: str | None, index: dict):
-        super().__init__(sess, rec, only, index)
-        self.log = mock_log
+    is_idle = staticmethod(is_idle)
+    idle_what = "idle footer"
+    # a settled shot of a screen that never goes quiet (1.0.x keeps its progress bar running
+    # under an inline permission) is retaken unsettled too
+    take_mode = "matching"
 
     def wait_gone(self, needle: str, timeout: float = 60) -> str:
         return self.wait(lambda s, *_: needle not in s, f"{needle!r} gone", timeout)
@@ -134,14 +109,9 @@ class Ctx(common.Ctx):
         time.sleep(1.5)
         return {"settle": None}
 
-    def wait_idle(self, timeout: float = 90) -> str:
-        scr = self.wait(is_idle, "idle footer", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
-
     def requests(self) -> int:
         try:
-            return sum(1 for line in self.log.read_text().splitlines() if '"method": "POST"' in line)
+            return sum(1 for line in self.mock.log.read_text().splitlines() if '"method": "POST"' in line)
         except OSError:
             return 0
 
@@ -152,11 +122,6 @@ class Ctx(common.Ctx):
         time.sleep(0.5)
         self.submit(text, lambda before: self.requests() > before, mark=self.requests, window=6,
                     verb="sent")
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        # A settled shot of a screen that never goes quiet (1.0.x keeps its progress bar running
-        # under an inline permission) is retaken unsettled too
-        return self.take_matching(dest, settle)
 
     def detail(self, facts: dict, dest: Path) -> str:
         last = [r for r in facts["tmux_screen"].split("\n") if r.strip()][-1:] or [""]
@@ -170,7 +135,9 @@ class Ctx(common.Ctx):
 UI_EXTRA: dict = {}   # a fork's differences from the pinned release's UI (harness/kilo.py)
 
 
-def ui() -> dict:
+def ui(c: Ctx | None = None) -> dict:
+    """The UI facts of the release driven (c's; without c, opencode's)."""
+    older_than = (c.release if c else OPENCODE).older_than
     u = {
         "perm": "Permission required",        # on screen while a permission waits
         "question": True,                      # the model's `question` tool exists
@@ -211,223 +178,209 @@ def ui() -> dict:
     return u
 
 
-def reject_reason(c: Ctx, u: dict, suffix: str, how: str) -> None:
+def u(key: str):
+    """A ui() value of the release driven, for a step (looked up when the step runs)."""
+    return lambda c: ui(c)[key]
+
+
+def if_question(yes: str, no: str):
+    """A `how` that depends on whether the release has the question tool (its dialogs)."""
+    return lambda c: yes if ui(c)["question"] else no
+
+
+@dataclass
+class Blocked:
+    """A permission / question on screen: wait for `wait` (a ui() key or text; None: no wait),
+    let it finish drawing (blocked_pause), shoot it."""
+    suffix: str
+    kind: str
+    how: object
+    wait: str | None = "perm"
+    quiet: float = 0.6
+
+    def __call__(self, c: Ctx) -> None:
+        ui_ = ui(c)
+        if self.wait:
+            c.wait_text(ui_.get(self.wait, self.wait))
+        kw = c.blocked_pause(ui_, self.quiet)
+        c.shot(self.suffix, "blocked", self.kind, common._text(self.how, c), **kw)
+
+
+def ukeys(key: str):
+    """Press the keys ui()[key] names for the release driven."""
+    return lambda c: c.key(*ui(c)[key])
+
+
+def gone(key: str):
+    return lambda c: c.wait_gone(ui(c)[key])
+
+
+def reject_reason(suffix: str, how: str):
     """Kilo (UI_EXTRA reject_reason): rejecting a permission first asks what to do differently,
     in a text box; shoot it, then confirm it empty with Enter. opencode: nothing to do."""
-    if not u.get("reject_reason"):
-        return
-    c.wait_text(u["reject_reason"])
-    c.rec.settle(0.6)
-    c.shot(suffix, "blocked", "reject-reason",
-           f"after {how}: '{u['reject_reason']}' text box, 'enter confirm  esc cancel'")
-    c.key("Enter")
+    def step(c: Ctx) -> None:
+        ui_ = ui(c)
+        if not ui_.get("reject_reason"):
+            return
+        c.wait_text(ui_["reject_reason"])
+        c.rec.settle(0.6)
+        c.shot(suffix, "blocked", "reject-reason",
+               f"after {how}: '{ui_['reject_reason']}' text box, 'enter confirm  esc cancel'")
+        c.key("Enter")
+    return step
 
 
-def skip(c: Ctx, what: str, why: str) -> None:
-    print(f"  -- skipped on {VERSION}: {what} ({why})", flush=True)
+def skip(what: str, why: str):
+    return lambda c: print(f"  -- skipped on {c.version}: {what} ({why})", flush=True)
 
+
+QUESTION = "1.1.0"   # ByRelease key: the releases with the `question` tool (and dialog buttons)
 
 # ----------------------------------------------------------------------------------------------
 # session scripts
 
-def s_first_80(c: Ctx) -> None:
-    u = ui()
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", f"fresh start: logo, empty input box, {u['idle_footer']}")
-    c.prompt("the date parser has a bug with leap years, please fix it")
-    c.wait_text(u["reply_q"])
-    c.wait_idle()
-    c.shot("idle-reply-question", "idle", "reply-question",
-           "reply ending 'Would you like me to add a regression test?'")
-    c.prompt("please run `sleep 8 && ls -la` now")
-    c.wait_text(u["perm"])
-    kw = c.blocked_pause(u)
-    c.shot("blocked-bash", "blocked", "bash-permission",
-           f"bash tool call under permission.bash=ask: {u['perm_bash']}", **kw)
-    c.key("Enter")
-    c.wait_gone(u["perm"])
-    c.wait_text("esc interrupt")
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running",
-           ("approved 'Allow once' with Enter" if u["question"] else "accepted with Enter") +
-           "; `sleep 8 && ls -la` runs, 'esc interrupt' footer",
-           settle=None)
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
-    c.prompt("create src/cache_utils.py with a helper")
-    c.wait_text(u["perm"])
-    kw = c.blocked_pause(u)
-    c.shot("blocked-edit", "blocked", "edit-permission",
-           f"write tool call under permission.edit=ask: {u['perm_edit']}", **kw)
-    c.key(*u["reject"])
-    reject_reason(c, u, "blocked-reject-reason", "Reject")
-    c.wait_idle()
-    c.shot("idle-after-reject", "idle", "after-reject",
-           "rejected the edit by moving to 'Reject' (Right, Right) and Enter" if u["question"] else
-           "denied the edit with 'd'")
-    c.prompt("take your time and think about the cache layout")
-    c.wait_text("esc interrupt")
-    time.sleep(3)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the first token; progress dots + 'esc interrupt' footer", settle=None)
-    c.key("Escape", "Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt", "idle", "after-interrupt",
-           "Esc twice while waiting for the first token ('interrupted')" if u["question"] else
-           "Esc twice while waiting for the first token (toast 'The operation was aborted.')")
+FIRST_80 = [
+    Idle("idle-start", "start", lambda c: f"fresh start: logo, empty input box, {ui(c)['idle_footer']}"),
+    Prompt("the date parser has a bug with leap years, please fix it", wait=u("reply_q")),
+    Idle("idle-reply-question", "reply-question", "reply ending 'Would you like me to add a regression test?'"),
+    Prompt("please run `sleep 8 && ls -la` now"),
+    Blocked("blocked-bash", "bash-permission",
+            lambda c: f"bash tool call under permission.bash=ask: {ui(c)['perm_bash']}"),
+    keys("Enter"),
+    gone("perm"),
+    WaitText("esc interrupt"),
+    Working("working-tool-running", "tool-running",
+            lambda c: (if_question("approved 'Allow once' with Enter", "accepted with Enter")(c) +
+                       "; `sleep 8 && ls -la` runs, 'esc interrupt' footer"), wait=False),
+    Idle("idle-after-approve", "after-approve", "the command finished; mock's final text"),
+    Prompt("create src/cache_utils.py with a helper"),
+    Blocked("blocked-edit", "edit-permission",
+            lambda c: f"write tool call under permission.edit=ask: {ui(c)['perm_edit']}"),
+    ukeys("reject"),
+    reject_reason("blocked-reject-reason", "Reject"),
+    Idle("idle-after-reject", "after-reject",
+         if_question("rejected the edit by moving to 'Reject' (Right, Right) and Enter", "denied the edit with 'd'")),
+    Prompt("take your time and think about the cache layout"),
+    WaitText("esc interrupt"),
+    Working("working-before-first-token", "waiting-first-token",
+            "mock holds the first token; progress dots + 'esc interrupt' footer", wait=False),
+    keys("Escape", "Escape"),
+    Idle("idle-after-interrupt", "after-interrupt",
+         if_question("Esc twice while waiting for the first token ('interrupted')",
+                     "Esc twice while waiting for the first token (toast 'The operation was aborted.')")),
+]
 
+BIG_160_HEAD = [
+    Idle("idle-start", "start", "fresh start at 160 columns"),
+    ByRelease({
+        QUESTION: [Prompt("let me choose between two designs for the cache layer first"),
+                   Blocked("blocked-question", "question",
+                           "question tool call: numbered options, '↑↓ select  enter submit  esc dismiss'",
+                           wait="esc dismiss"),
+                   keys("Enter"),
+                   Idle("idle-after-question-answered", "after-reply", "picked option 1 with Enter; mock answered")],
+        "0.0.0": [skip("blocked-question, idle-after-question-answered", "no question tool")]}),
+    Prompt("run `sleep 10; echo tests passed` please"),
+    Blocked("blocked-bash", "bash-permission",
+            lambda c: ("bash permission dialog (160 columns)" if ui(c)["question"] else
+                       f"bash permission (160 columns): {ui(c)['perm_bash']}")),
+    ByRelease({
+        QUESTION: [ukeys("allow_always"),
+                   Blocked("blocked-bash-always-selected", "bash-permission",
+                           "same dialog with 'Allow always' selected (the choice is shown by colour only)",
+                           wait=None, quiet=0.4),
+                   keys("Enter"),
+                   Blocked("blocked-always-allow-confirm", "bash-permission",
+                           "'Allow always' asks again: '△ Always allow … until OpenCode is restarted', "
+                           "Confirm / Cancel", wait="always_confirm"),
+                   keys("Enter")],
+        "0.0.0": [skip("blocked-bash-always-selected, blocked-always-allow-confirm",
+                       "no buttons to select, 'a' accepts always at once"),
+                  ukeys("allow_always"),
+                  gone("perm")]}),
+    WaitText("esc interrupt"),
+    Working("working-tool-running", "tool-running",
+            if_question("confirmed 'Allow always'; the 10 s command runs",
+                        "accepted always with 'a'; the 10 s command runs"), delay=4, wait=False),
+    Idle("idle-after-approve", "after-approve", "the command finished", timeout=60),
+]
 
-def s_big_160(c: Ctx, then_stream: bool = True) -> None:
-    u = ui()
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", "fresh start at 160 columns")
-    if u["question"]:
-        c.prompt("let me choose between two designs for the cache layer first")
-        c.wait_text("esc dismiss")
-        kw = c.blocked_pause(u)
-        c.shot("blocked-question", "blocked", "question",
-               "question tool call: numbered options, '↑↓ select  enter submit  esc dismiss'", **kw)
-        c.key("Enter")
-        c.wait_idle()
-        c.shot("idle-after-question-answered", "idle", "after-reply",
-               "picked option 1 with Enter; mock answered")
-    else:
-        skip(c, "blocked-question, idle-after-question-answered", "no question tool")
-    c.prompt("run `sleep 10; echo tests passed` please")
-    c.wait_text(u["perm"])
-    kw = c.blocked_pause(u)
-    c.shot("blocked-bash", "blocked", "bash-permission",
-           "bash permission dialog (160 columns)" if u["question"] else
-           f"bash permission (160 columns): {u['perm_bash']}", **kw)
-    if u["always_confirm"]:
-        c.key(*u["allow_always"])
-        kw = c.blocked_pause(u, 0.4)
-        c.shot("blocked-bash-always-selected", "blocked", "bash-permission",
-               "same dialog with 'Allow always' selected (the choice is shown by colour only)", **kw)
-        c.key("Enter")
-        c.wait_text(u["always_confirm"])
-        kw = c.blocked_pause(u)
-        c.shot("blocked-always-allow-confirm", "blocked", "bash-permission",
-               "'Allow always' asks again: '△ Always allow … until OpenCode is restarted', Confirm / Cancel",
-               **kw)
-        c.key("Enter")
-    else:
-        skip(c, "blocked-bash-always-selected, blocked-always-allow-confirm",
-             "no buttons to select, 'a' accepts always at once")
-        c.key(*u["allow_always"])
-        c.wait_gone(u["perm"])
-    c.wait_text("esc interrupt")
-    time.sleep(4)
-    c.shot("working-tool-running", "working", "tool-running",
-           "confirmed 'Allow always'; the 10 s command runs" if u["always_confirm"] else
-           "accepted always with 'a'; the 10 s command runs", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished")
-    if then_stream:
-        s_big_160_stream(c)
+BIG_160_STREAM = [  # the second half of big-160 (a session of its own on releases whose byte stream is heavy)
+    Prompt("walk me through the scheduler slowly", wait="careful walk-through"),
+    Working("working-streaming", "streaming", "slow streamed reply, 4 s in", delay=4, wait=False),
+    Working("working-streaming-late", "streaming", "same reply 10 s in", delay=6, wait=False),
+    Idle("idle-after-reply", "after-reply", "the slow reply finished", timeout=60),
+    Prompt("write docs/NOTES.md with the release notes"),
+    Blocked("blocked-edit", "edit-permission",
+            lambda c: ("write permission dialog (160 columns)" if ui(c)["question"] else
+                       f"write permission (160 columns): {ui(c)['perm_edit']}")),
+    keys("Enter"),
+    Idle("idle-after-approve-edit", "after-approve", "allowed the write once; file created"),
+    Prompt("explain the token refresh flow in detail", wait="careful walk-through"),
+    Sleep(3),
+    keys("Escape", "Escape"),
+    Idle("idle-after-interrupt-stream", "after-interrupt", "Esc twice while the reply streamed"),
+]
 
+MID_120 = [
+    Idle(),
+    ByRelease({
+        QUESTION: [Prompt("before changing the logger, ask me which option you should use"),
+                   Blocked("blocked-question", "question", "question tool dialog (120 columns)", wait="esc dismiss"),
+                   keys("Escape"),
+                   Idle("idle-after-dismiss", "after-reject", "dismissed the question with Esc")],
+        "0.0.0": [skip("blocked-question, idle-after-dismiss", "no question tool")]}),
+    Prompt("execute `git status --short > status.txt` for me"),
+    Blocked("blocked-bash", "bash-permission",
+            lambda c: ("bash permission dialog (120 columns)" if ui(c)["question"] else
+                       f"bash permission (120 columns): {ui(c)['perm_bash']}")),
+    keys("Escape"),
+    reject_reason("blocked-reject-reason-esc", "Esc"),
+    Idle("idle-after-reject-esc", "after-reject", "rejected the command with Esc"),
+    Prompt("there's an off-by-one in the pager, can you fix it", wait=u("reply_q")),
+    Idle("idle-reply-question", "reply-question", "reply ending with a question (120 columns)"),
+    Prompt("please ponder whether the API needs pagination", wait="esc interrupt"),
+    Working("working-before-first-token", "waiting-first-token", "6 s into the wait for the first token",
+            delay=6, wait=False),
+    Idle("idle-after-delayed-reply", "after-reply", "the delayed reply arrived", timeout=60),
+]
 
-def s_big_160_stream(c: Ctx) -> None:
-    """The second half of big-160 (a session of its own on releases whose byte stream is heavy)."""
-    u = ui()
-    c.prompt("walk me through the scheduler slowly")
-    c.wait_text("careful walk-through")
-    time.sleep(4)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply, 4 s in", settle=None)
-    time.sleep(6)
-    c.shot("working-streaming-late", "working", "streaming", "same reply 10 s in", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
-    c.prompt("write docs/NOTES.md with the release notes")
-    c.wait_text(u["perm"])
-    kw = c.blocked_pause(u)
-    c.shot("blocked-edit", "blocked", "edit-permission",
-           "write permission dialog (160 columns)" if u["question"] else
-           f"write permission (160 columns): {u['perm_edit']}", **kw)
-    c.key("Enter")
-    c.wait_idle()
-    c.shot("idle-after-approve-edit", "idle", "after-approve", "allowed the write once; file created")
-    c.prompt("explain the token refresh flow in detail")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.key("Escape", "Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc twice while the reply streamed")
-
-
-def s_mid_120(c: Ctx) -> None:
-    u = ui()
-    c.wait_idle()
-    if u["question"]:
-        c.prompt("before changing the logger, ask me which option you should use")
-        c.wait_text("esc dismiss")
-        kw = c.blocked_pause(u)
-        c.shot("blocked-question", "blocked", "question", "question tool dialog (120 columns)", **kw)
-        c.key("Escape")
-        c.wait_idle()
-        c.shot("idle-after-dismiss", "idle", "after-reject", "dismissed the question with Esc")
-    else:
-        skip(c, "blocked-question, idle-after-dismiss", "no question tool")
-    c.prompt("execute `git status --short > status.txt` for me")
-    c.wait_text(u["perm"])
-    kw = c.blocked_pause(u)
-    c.shot("blocked-bash", "blocked", "bash-permission",
-           "bash permission dialog (120 columns)" if u["question"] else
-           f"bash permission (120 columns): {u['perm_bash']}", **kw)
-    c.key("Escape")
-    reject_reason(c, u, "blocked-reject-reason-esc", "Esc")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the command with Esc")
-    c.prompt("there's an off-by-one in the pager, can you fix it")
-    c.wait_text(u["reply_q"])
-    c.wait_idle()
-    c.shot("idle-reply-question", "idle", "reply-question", "reply ending with a question (120 columns)")
-    c.prompt("please ponder whether the API needs pagination")
-    c.wait_text("esc interrupt")
-    time.sleep(6)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "6 s into the wait for the first token", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
-
-
-def s_noprov_100(c: Ctx) -> None:
-    """No provider configured at all: what opencode shows then."""
-    time.sleep(6)
-    c.rec.settle(1.0)
-    c.shot("start-no-provider", "idle", "start", "no provider / model configured (see NOTES)")
-
-
-SESSIONS = [
-    Session("first-80", 24, 80, run=s_first_80),
-    Session("big-160", 48, 160, run=s_big_160),
-    Session("mid-120", 36, 120, run=s_mid_120),
+NOPROV_100 = [  # no provider configured at all: what opencode shows then
+    Sleep(6, settle=1.0),
+    Shot("start-no-provider", "start", "no provider / model configured (see NOTES)", state="idle"),
 ]
 
 
-def sessions() -> list[Session]:
+SESSIONS = [
+    Session("first-80", 24, 80, run=FIRST_80),
+    Session("big-160", 48, 160, run=[BIG_160_HEAD, BIG_160_STREAM]),
+    Session("mid-120", 36, 120, run=MID_120),
+]
+
+
+def plan(sessions: list[Session], release: common.Release | None = None) -> list[Session]:
     """The sessions for the release being driven. Releases before 1.14 (seen 1.1.65) repaint
     far more bytes per second (1.1.65's big-160 reached 1.08 MB by its last shot): there big-160
     stops after `idle-after-approve` and its second half (streaming, the write permission, the
     interrupted stream) runs as `big-160-stream`, a fresh session at the same size."""
-    if not older_than("1.14.0"):
-        return SESSIONS
-    head = lambda c: s_big_160(c, then_stream=False)  # noqa: E731
-    return [SESSIONS[0], Session("big-160", 48, 160, run=head),
-            Session("big-160-stream", 48, 160, run=s_big_160_stream), SESSIONS[2]]
+    if (release or OPENCODE).since("1.14.0"):
+        return sessions
+    return [sessions[0], Session("big-160", 48, 160, run=BIG_160_HEAD),
+            Session("big-160-stream", 48, 160, run=BIG_160_STREAM), sessions[2]]
 
 
 # ----------------------------------------------------------------------------------------------
 def make_dirs(sess: Session, home: Path, proj: Path, port: int,
-              config: str = ".config/opencode/opencode.json") -> None:
+              config: str = ".config/opencode/opencode.json", release: common.Release | None = None) -> None:
     """HOME, the git project and the provider config (`config`, under HOME: Kilo Code, an
     opencode fork, reads the same settings from .config/kilo/kilo.json)."""
+    release = release or OPENCODE
     (home / config).parent.mkdir(parents=True)
     proj.mkdir(parents=True)
     (proj / "main.py").write_text("def main():\n    for i in range(10 - 1):\n        print(i)\n")
     (proj / "README.md").write_text("# demo\n")
     subprocess.run(["git", "init", "-q"], cwd=proj, check=True)
-    if needs_rg():
+    if needs_rg(release):
         (home / ".local" / "share" / "opencode" / "bin").mkdir(parents=True)
         (home / ".local" / "share" / "opencode" / "bin" / "rg").symlink_to(RG_BIN)
     if not sess.provider:
@@ -439,7 +392,7 @@ def make_dirs(sess: Session, home: Path, proj: Path, port: int,
                                  "models": {"mock-model": {"name": "Mock Model"}}}},
            "model": "mock/mock-model", "autoupdate": False, "share": "disabled",
            "permission": {"bash": "ask", "edit": "ask"}}
-    if older_than("1.14.0"):
+    if release.older_than("1.14.0"):
         # 1.0.x and 1.1.x (seen 1.0.185, 1.1.65; not 1.14.41, releases between untested) name
         # the session with the built-in "opencode" provider's free small model (gpt-5-nano,
         # opencode.ai/zen), which fails offline (1.1.65 then keeps "New session - <date>" and
@@ -448,29 +401,22 @@ def make_dirs(sess: Session, home: Path, proj: Path, port: int,
     (home / config).write_text(json.dumps(cfg, indent=2))
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    tag = common.stamp(sess)
-    base = AGENTS / f"opencode-run-{tag}"
-    home = AGENTS / f"opencode-home-{tag}"
-    proj = base / "proj"
-    make_dirs(sess, home, proj, mock.port)
-    env = {"HOME": str(home), **common.tmux_env()}
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, mock.log, only, index), sess.run,
-                              base=base, home=home, cmd=[str(OC_BIN)], env=env, cwd=proj)
+class Driver(common.Driver):
+    """opencode's (and Kilo's) sessions: HOME beside the run folder, the provider config at
+    `config` under it."""
+    config = ".config/opencode/opencode.json"
+
+    def dirs(self, sess: Session) -> tuple[Path, Path, Path]:
+        tag = common.stamp(sess)
+        agent = self.release.agent
+        return AGENTS / f"{agent}-run-{tag}", AGENTS / f"{agent}-home-{tag}", AGENTS / f"{agent}-run-{tag}" / "proj"
 
 
-def capture(only: str | None) -> None:
-    common.capture(only, agent="opencode", sessions=sessions(), out=OUT, bin_=OC_BIN, install=install,
-                   run=run_session,
-                   start_mock=lambda log: common.Mock("mock_openai.py", log, slow=22, delay=25),
-                   title="# Real opencode captures; written by harness/opencode.py (do not edit by hand).")
-
-
-def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS,
-                describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows} provider={s.provider}",
-                configure=configure)
-
+DRIVER = Driver(
+    OPENCODE, "opencode", __doc__, Ctx, SESSIONS, common.openai_mock(22, 25),
+    setup=lambda d, sess, home, proj, mock: make_dirs(sess, home, proj, mock.port, d.config, d.release),
+    describe=lambda s: f"{s.name:12s} {s.cols}x{s.rows} provider={s.provider}",
+    plan=plan)
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

@@ -41,14 +41,52 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import AGENTS, REPO  # noqa: E402
+from common import REPO, ByRelease, Idle, Prompt, Shot, Sleep, TypeChars, WaitText, Working, keys, send, turn  # noqa: E402,E501
 
-PINNED = "1.6.0"         # what `install` installs by default (and the real-agent tests run)
 FIRST_CAPTURED = "0.73.1"  # its fixtures are fixtures/pi/ itself; every other release's fixtures/pi/V/
-VERSION = PINNED
-PREFIX = AGENTS / f"pi-{VERSION}"
-PI_BIN = PREFIX / "node_modules" / ".bin" / "pi"
-OUT = REPO / "fixtures" / "pi" / PINNED
+
+
+class PiRelease(common.NpmRelease):
+    """pi: the npm package moved at 1.0; the fixtures of the first release captured are
+    fixtures/pi/ itself (the pinned release's are fixtures/pi/<pinned>/); 1.x brings its node."""
+
+    @property
+    def package(self) -> str:
+        return "@mariozechner/pi-coding-agent" if self.older_than("1.0.0") else "@earendil-works/pi-coding-agent"
+
+    @package.setter
+    def package(self, value: str) -> None:   # Release.__init__ sets it; the version decides
+        pass
+
+    def configure(self, version: str | None, out: Path | None) -> None:
+        super().configure(version, out)
+        if not out:
+            self.out = (REPO / "fixtures" / "pi" if self.version == FIRST_CAPTURED
+                        else common.release_out("pi", self.version))
+
+    def install(self) -> None:
+        if needs_new_node():
+            install_node()
+        if self.bin.exists():
+            out = subprocess.run([str(self.bin), "--version"], capture_output=True, text=True,
+                                 env={**os.environ, "PI_OFFLINE": "1", **agent_env()})
+            if self.version in out.stdout + out.stderr:
+                print(f"already installed: {self.version} in {self.prefix}")
+                return
+        self.prefix.mkdir(parents=True, exist_ok=True)
+        # --loglevel=error: 1.x's packages say node >= 22.19 (EBADENGINE warnings about npm's own
+        # node); pi runs on NODE_BIN's
+        subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--loglevel=error",
+                        "--prefix", str(self.prefix), f"{self.package}@{self.version}"], check=True)
+
+
+# PINNED: what `install` installs by default (and the real-agent tests run)
+PI = PiRelease("pi", "", "pi", pinned="1.6.0")
+older_than = PI.older_than
+AGENTS = common.AGENTS
+# the pinned release's paths by their old names (tests/test_real_pi.py, scripts/osc_vs_screen.py)
+PI_BIN, VERSION, PREFIX = PI.bin, PI.version, PI.prefix
+install = PI.install
 # pi 1.x needs node >= 22.19 (its bundle imports node:module's enableCompileCache); node here is
 # 20, so the driver brings Node.js from PyPI (a wheel holding the official binary)
 NODE_RELEASE = "24.19.0"
@@ -62,40 +100,15 @@ QUESTION_HINT = "Enter to select • Esc to cancel"
 QUESTION = "Which approach should I take"      # the mock's question (harness/mock_pi.py)
 
 
-def older_than(v: str) -> bool:
-    """True when the release being driven (VERSION) is older than `v`."""
-    return common.vtuple(VERSION) < common.vtuple(v)
-
-
 def package() -> str:
     """The npm package of the release being driven: 1.0 moved it to @earendil-works."""
-    return "@mariozechner/pi-coding-agent" if older_than("1.0.0") else "@earendil-works/pi-coding-agent"
+    return PI.package
 
 
 def examples() -> Path:
     """The bundled example extensions (hooks and custom tools before 0.35: their parent)."""
-    ex = PREFIX / "node_modules" / package() / "examples"
+    ex = PI.prefix / "node_modules" / package() / "examples"
     return ex if hooks_era() else ex / "extensions"
-
-
-def configure(version: str | None, out: Path | None) -> None:
-    """`--version V` / `--out DIR`: point the install prefix, the binary and the fixture folder
-    (here and on Ctx) at release V: fixtures/pi/V/ (the first captured, 0.73.1: fixtures/pi/)."""
-    global VERSION, PREFIX, PI_BIN, OUT
-    if version:
-        VERSION = version
-        PREFIX = AGENTS / f"pi-{VERSION}"
-        PI_BIN = PREFIX / "node_modules" / ".bin" / "pi"
-    OUT = out.resolve() if out else (REPO / "fixtures" / "pi" if VERSION == FIRST_CAPTURED
-                                     else common.release_out("pi", VERSION))
-    Ctx.version, Ctx.out = VERSION, OUT
-    if split_sessions():
-        at = {s.name: i for i, s in enumerate(SESSIONS)}
-        SESSIONS.insert(at["small-70"] + 1, Session("small-70-stream", 20, 70, project="scratchpad"))
-        SESSIONS.insert(at["big-160"] + 1, Session("big-160-stream", 48, 160, project="cache-service"))
-        SESSIONS.insert(at["big-160"] + 1, Session("big-160-tool", 48, 160, project="cache-service"))
-    if first_run_changelog():
-        SESSIONS.insert(0, Session("first-run-80", 24, 80, project="fresh"))
 
 
 # 0.35.0 merged hooks and custom tools into extensions (`-e`, examples/extensions/*.ts). Before
@@ -214,42 +227,25 @@ def full_model_definition() -> bool:
     return older_than("0.51.0")
 
 
-def install() -> None:
-    if needs_new_node():
-        install_node()
-    if PI_BIN.exists():
-        out = subprocess.run([str(PI_BIN), "--version"], capture_output=True, text=True,
-                             env={**os.environ, "PI_OFFLINE": "1", **agent_env()})
-        if VERSION in out.stdout + out.stderr:
-            print(f"already installed: {VERSION} in {PREFIX}")
-            return
-    PREFIX.mkdir(parents=True, exist_ok=True)
-    # --loglevel=error: 1.x's packages say node >= 22.19 (EBADENGINE warnings about npm's own
-    # node); pi runs on NODE_BIN's
-    subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--loglevel=error",
-                    "--prefix", str(PREFIX), f"{package()}@{VERSION}"], check=True)
-
-
 @dataclass
 class Session(common.Session):
     extensions: tuple[str, ...] = ("permission-gate.ts", "question.ts")
 
 
-class Ctx(common.Ctx):
-    agent, version, out = "pi", VERSION, OUT
+def is_idle(s: str) -> bool:
+    """No spinner row, no dialog hint: the turn is over."""
+    tail = "\n".join(s.rstrip().split("\n")[-8:])   # dialogs sit just above the footer
+    # a dialog's key-hint row ends in 'cancel'; the transcript may say 'User cancelled
+    # the selection' just above the editor (a cancelled question), which is not one
+    cancel = re.search(r"(?m)cancel\s*$", tail) is not None
+    return not WORKING_ROW.search(s) and GATE_HINT not in s and QUESTION_HINT not in s and not cancel
 
-    def wait_idle(self, timeout: float = 90) -> str:
-        """No spinner row, no dialog hint: the turn is over."""
-        def idle(s: str) -> bool:
-            tail = "\n".join(s.rstrip().split("\n")[-8:])   # dialogs sit just above the footer
-            # a dialog's key-hint row ends in 'cancel'; the transcript may say 'User cancelled
-            # the selection' just above the editor (a cancelled question), which is not one
-            cancel = re.search(r"(?m)cancel\s*$", tail) is not None
-            return (not WORKING_ROW.search(s) and GATE_HINT not in s and QUESTION_HINT not in s
-                    and not cancel)
-        scr = self.wait(idle, "idle", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
+
+class Ctx(common.Ctx):
+    release = PI
+    is_idle = staticmethod(is_idle)
+    idle_what = "idle"
+    take_mode = "quiet"   # the spinner redraws every 80 ms: tmux's screen for exactly the copied bytes
 
     def prompt(self, text: str) -> None:
         """Type a prompt and make sure a turn started: the Working loader was drawn, pi reported
@@ -265,10 +261,6 @@ class Ctx(common.Ctx):
         scr = self.rec.screen()
         return GATE_HINT in scr or QUESTION_HINT in scr
 
-    def take(self, dest: Path, settle: float | None) -> dict:
-        # the spinner redraws every 80 ms: keep tmux's screen for exactly the copied bytes
-        return self.rec.snapshot_quiet(dest, settle=settle)
-
     def wait_question(self) -> str:
         """The question tool's picker is up (0.27.9: the plain selector with the mock's question)."""
         if hooks_era():
@@ -283,322 +275,272 @@ class Ctx(common.Ctx):
         self.rec.send("Enter")
 
 
-def skip(what: str, why: str) -> None:
-    print(f"  -- skipped on {VERSION}: {what} ({why})", flush=True)
+def skip(what: str, why: str):
+    return lambda c: print(f"  -- skipped on {c.version}: {what} ({why})", flush=True)
 
 
-# ----------------------------------------------------------------------------------------------
-def fresh_start(c: Ctx) -> None:
-    c.wait_text("mock-model")
-    c.rec.settle(1.0)
+def gone(needle: str, what: str):
+    return lambda c: c.wait(lambda s: needle not in s, what)
 
 
-def s_first_80(c: Ctx) -> None:
-    c.wait_text("mock-model")
-    c.rec.settle(1.0)
-    c.shot("idle-start", "idle", "start", "fresh start with permission-gate.ts + question.ts loaded")
-    c.prompt("please run `rm -rf tmp-output && sleep 7 && echo cleaned` now")
-    c.wait_text(GATE_HINT)
-    c.shot("blocked-bash-gate", "blocked", "bash-permission",
-           "mock calls bash with `rm -rf …`; permission-gate.ts asks 'Dangerous command … Allow?' "
-           "(the Working... spinner keeps running above it)", settle=None)
-    c.rec.send("Enter")
-    c.wait(lambda s: GATE_HINT not in s, "gate gone")
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running",
-           "approved with Enter (Yes); the command sleeps 7 s", settle=None)
-    c.wait_text("Done. The tool finished")
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the approved command ran; final text")
-    c.prompt("there is an off-by-one bug in main.py, can you fix it")
-    c.wait_text("regression test?")
-    c.wait_idle()
-    c.shot("idle-reply-question", "idle", "reply-question",
-           "ordinary reply ending with 'Would you like me to add a regression test?'")
-    c.prompt("walk me through the startup code slowly")
-    c.wait_text("careful walk-through")
-    time.sleep(3)
-    c.shot("working-streaming", "working", "streaming", "slow streamed reply, 3 s in", settle=None)
-    time.sleep(3)
-    c.rec.send("Escape")
-    c.wait_text(aborted_text())
-    c.wait_idle()
-    c.shot("idle-after-interrupt", "idle", "after-interrupt",
-           f"pressed Esc while the reply streamed: '{aborted_text()}'")
+def settle(quiet: float):
+    return lambda c: c.rec.settle(quiet)
 
 
-def s_big_160(c: Ctx) -> None:
-    c.wait_text("mock-model")
-    c.rec.settle(1.0)
-    c.shot("idle-start", "idle", "start", "fresh start (160 columns)")
-    c.prompt("take your time and think about the cache invalidation design")
-    time.sleep(3)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the stream (keep-alives only) before the first token", settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-waiting", "idle", "after-interrupt",
-           "pressed Esc while waiting for the first token")
-    c.prompt("could you run `chmod 777 scripts/deploy.sh` please")
-    c.wait_text(GATE_HINT)
-    c.shot("blocked-bash-gate", "blocked", "bash-permission",
-           "permission gate for a chmod 777 command (160 columns)", settle=None)
-    c.key("Down")
-    c.rec.send("Enter")
-    c.wait_text("Blocked by user")
-    c.wait_idle()
-    c.shot("idle-after-reject-no", "idle", "after-reject", "chose 'No' in the gate: 'Blocked by user'")
-    c.prompt("let me choose between two designs for the cache layer first")
+def wait_question(c: Ctx) -> None:
     c.wait_question()
-    c.shot("blocked-question", "blocked", "question",
-           "mock calls the question tool (question.ts): options picker", settle=None)
-    c.key("Down")
-    c.rec.send("Enter")
-    c.wait_idle()
-    c.shot("idle-after-answer", "idle", "after-reply", "picked option 2; mock sent the final text")
-    if split_sessions():
-        return
-    s_big_160_tool(c, fresh=False)
 
 
-def s_big_160_tool(c: Ctx, fresh: bool = True) -> None:
-    """big-160's harmless long command (its own session on releases that split them)."""
-    if fresh:
-        fresh_start(c)
-    c.prompt("please run `sleep 14 && echo integration suite finished` now")
-    c.wait_text("$ sleep 14")
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running",
-           "a harmless command runs with no gate (not a dangerous pattern)", settle=None)
-    time.sleep(5)
-    c.shot("working-tool-running-late", "working", "tool-running", "same command 8 s in", settle=None)
-    c.wait_text("Done. The tool finished")
-    c.wait_idle()
-    c.shot("idle-after-tool", "idle", "after-approve", "the command finished; final text")
-    if split_sessions():
-        return
-    s_big_160_stream(c, fresh=False)
-
-
-def s_big_160_stream(c: Ctx, fresh: bool = True) -> None:
-    """big-160's slow reply (its own session on releases that split them)."""
-    if fresh:
-        fresh_start(c)
-    c.prompt("explain in detail how the retry loop in main.py behaves")
-    c.wait_text("careful walk-through")
-    time.sleep(8)
-    c.shot("working-streaming", "working", "streaming", "slow reply 8 s in", settle=None)
-    c.wait_idle()
-    c.shot("idle-after-stream", "idle", "after-reply", "the slow reply finished")
-
-
-def s_mid_120(c: Ctx) -> None:
-    c.wait_text("mock-model")
-    c.rec.settle(1.0)
-    c.prompt("now run `sudo rm -rf /var/cache/app-old` and report back")
-    c.wait_text(GATE_HINT)
-    c.shot("blocked-bash-gate", "blocked", "bash-permission", "gate for a sudo rm -rf (120 columns)",
-           settle=None)
-    c.rec.send("Escape")
-    c.wait_text("Blocked by user")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "cancelled the gate with Esc")
-    c.prompt("ask me which option to use for the log format")
-    c.wait_question()
-    if hooks_era():
-        skip("blocked-question-typing", "the question tool has no free-text mode")
-        c.shot("blocked-question", "blocked", "question",
-               "question tool: the plain selector with the mock's options (120 columns)", settle=None)
-        c.key("Down")
-        c.rec.send("Enter")
-        c.wait_idle()
-        c.shot("idle-after-answer", "idle", "after-reply", "picked option 2; mock sent the final text")
-    else:
-        c.key("Down", "Down")
-        c.rec.send("Enter")
-        c.wait_text("Esc to go back")
-        for ch in "use JSON lines":
-            c.rec.send(ch, literal=True)
-            time.sleep(0.02)
-        time.sleep(0.5)
-        c.shot("blocked-question-typing", "blocked", "question",
-               "question tool: chose 'Type something.' and typed an answer, not yet submitted",
-               settle=None)
-        c.rec.send("Enter")
-        c.wait_idle()
-        c.shot("idle-after-answer", "idle", "after-reply", "submitted the typed answer")
-    c.prompt("write notes/todo.md with a short checklist")
-    c.wait_text("Done. The tool finished")
-    c.wait_idle()
-    c.shot("idle-after-write", "idle", "after-approve", "the write tool ran with no dialog")
-    c.prompt("the date parser has a leap year bug, please fix it")
-    c.wait_text("regression test?")
-    c.wait_idle()
-    c.shot("idle-reply-question", "idle", "reply-question",
-           "reply ending with 'Would you like me to add a regression test?' (120 columns)")
+def type_new(c: Ctx) -> None:
     c.type_new()
-    c.wait_text("Clear session?")
-    c.rec.settle(0.6)
-    c.shot("blocked-confirm-clear", "blocked", "confirm",
-           f"confirm-destructive.ts: '{new_command()}' asks 'Clear session?' (no turn running, no spinner)")
-    c.rec.send("Escape")
-    c.wait(lambda s: "Clear session?" not in s, "confirm gone")
-    c.rec.settle(0.8)
-    c.shot("idle-after-confirm-cancel", "idle", "after-reject",
-           "cancelled the clear with Esc" + (
-               " (0.27.9's /clear still redraws 'Context cleared' although the hook cancelled the reset)"
-               if older_than("0.29.0") else ""))
 
 
-def s_small_70(c: Ctx) -> None:
-    c.wait_text("mock-model")
-    c.rec.settle(1.0)
-    c.shot("idle-start", "idle", "start", "fresh start, 70x20")
-    c.prompt("execute `rm -rf build dist && find . -name '*.pyc' -delete -print > cleaned-files.txt` thanks")
-    c.wait_text(GATE_HINT)
-    c.shot("blocked-bash-gate-wrapped", "blocked", "bash-permission",
-           "gate for a long command wrapped at 70 columns", settle=None)
-    c.key("Down")
-    c.rec.send("Enter")
-    c.wait_idle()
-    c.prompt("please run `sleep 12; ls -la` in the project")
-    c.wait_text("$ sleep 12")
-    time.sleep(2)
-    c.shot("working-tool-running", "working", "tool-running", "sleep 12 running (small pane)",
-           settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-tool", "idle", "after-interrupt", "pressed Esc while the command ran")
-    if split_sessions():
-        return
-    s_small_70_stream(c, fresh=False)
-
-
-def s_small_70_stream(c: Ctx, fresh: bool = True) -> None:
-    """small-70's slow reply (its own session on releases that split them)."""
-    if fresh:
-        fresh_start(c)
-    c.prompt("could you explain in detail what cleaned-files.txt will contain")
-    c.wait_text("careful walk-through")
-    time.sleep(12)
-    c.shot("working-streaming-late", "working", "streaming", "slow reply ~12 s in, fills the pane",
-           settle=None)
-    c.wait_idle()
-    c.shot("idle-after-stream", "idle", "after-reply", "the slow reply finished (small pane)")
-
-
-def s_mid_100(c: Ctx) -> None:
-    """100x30: a draft in the editor, first-token wait, gate approved, question cancelled, /new."""
-    c.wait_text("mock-model")
-    c.rec.settle(1.0)
-    for ch in "refactor the parser into smaller functions":
-        c.rec.send(ch, literal=True)
-        time.sleep(0.02)
-    c.rec.settle(0.6)
-    c.shot("idle-draft-input", "idle", "draft-input", "a prompt typed into the editor, not submitted")
+def clear_draft(c: Ctx) -> None:
     for _ in range(60):
         c.rec.send("BSpace")
         time.sleep(0.01)
-    c.rec.settle(0.6)
-    c.prompt("please deliberate on whether the queue needs back-pressure")
-    time.sleep(5)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the stream before the first token (100 columns, 5 s in)", settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.prompt("go ahead and run `sudo chown -R www-data:www-data /srv/app` on the box")
-    c.wait_text(GATE_HINT)
-    c.shot("blocked-bash-gate", "blocked", "bash-permission", "gate for a sudo chown (100 columns)",
-           settle=None)
-    c.rec.send("Enter")
-    c.wait_text("Done. The tool finished")
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve",
-           "approved the gate with Enter; the command failed or ran, final text shown")
-    c.prompt("which option should we use for retries? ask me")
-    c.wait_question()
-    c.shot("blocked-question", "blocked", "question", "question tool picker (100 columns)", settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.shot("idle-after-question-cancel", "idle", "after-reject", "cancelled the question with Esc")
-    c.type_new()
-    c.wait_text("Clear session?")
-    c.rec.settle(0.6)
-    c.shot("blocked-confirm-clear", "blocked", "confirm",
-           f"confirm-destructive.ts: '{new_command()}' asks 'Clear session?' (100 columns)")
-    c.rec.send("Enter")
-    c.wait(lambda s: "Clear session?" not in s, "confirm gone")
-    c.rec.settle(0.8)
-    c.shot("idle-after-clear", "idle", "start", "confirmed the clear: a fresh, empty session")
 
 
-def s_wide_140(c: Ctx) -> None:
-    """140x40: gate rejected, question text mode and back, a 'ponder' wait, a short stream."""
-    c.wait_text("mock-model")
-    c.rec.settle(1.0)
-    c.prompt("please run `sudo systemctl restart nginx` for me")
-    c.wait_text(GATE_HINT)
-    c.shot("blocked-bash-gate", "blocked", "bash-permission", "gate for a sudo command (140 columns)",
-           settle=None)
-    c.key("Down")
-    c.rec.send("Enter")
-    c.wait_idle()
-    c.prompt("ask me which option to use for the database")
-    c.wait_question()
-    if hooks_era():
-        skip("blocked-question-text-mode, blocked-question-back", "the question tool has no free-text mode")
-        c.key("Down")
-        time.sleep(0.3)
-        c.shot("blocked-question-moved", "blocked", "question",
-               "question tool selector with the cursor moved to option 2 (140 columns)", settle=None)
-    else:
-        c.key("Down", "Down")
-        c.rec.send("Enter")
-        c.wait_text("Esc to go back")
-        c.shot("blocked-question-text-mode", "blocked", "question",
-               "question tool: 'Type something.' chosen, empty answer editor", settle=None)
-        c.rec.send("Escape")
-        c.wait_question()
-        time.sleep(0.3)
-        c.shot("blocked-question-back", "blocked", "question",
-               "Esc in the answer editor: back to the options list", settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.prompt("ponder the retry policy a bit")
-    time.sleep(3)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "mock holds the stream before the first token (140 columns)", settle=None)
-    c.rec.send("Escape")
-    c.wait_idle()
-    c.prompt("there is a regression, fix the off-by-one")
-    c.wait_text("regression test?")
-    c.wait_idle()
-    c.shot("idle-reply-question", "idle", "reply-question",
-           "reply ending with 'Would you like me to add a regression test?' (140 columns)")
+# ----------------------------------------------------------------------------------------------
+START = WaitText("mock-model", settle=1.0)     # a fresh start: the footer names the model
+EXTENSIONS = "0.35.0"   # ByRelease key: extensions (before: hooks + custom tools, sessions split)
+DONE = "Done. The tool finished"               # the mock's text after a tool ran
 
 
-def s_first_run_80(c: Ctx) -> None:
-    """Releases before 0.45.5 only: a fresh HOME prints the whole bundled changelog at start."""
-    c.wait_text("mock-model")
-    c.rec.settle(1.5)
-    c.shot("idle-first-run-changelog", "idle", "start",
-           "fresh HOME, first start: the bundled changelog is shown above the editor")
+def since_extensions(steps: list) -> ByRelease:
+    return ByRelease({EXTENSIONS: steps, "0.0.0": []})
 
+
+FIRST_80 = [
+    START,
+    Shot("idle-start", "start", "fresh start with permission-gate.ts + question.ts loaded"),
+    Prompt("please run `rm -rf tmp-output && sleep 7 && echo cleaned` now", wait=GATE_HINT),
+    Shot("blocked-bash-gate", "bash-permission",
+         "mock calls bash with `rm -rf …`; permission-gate.ts asks 'Dangerous command … Allow?' "
+         "(the Working... spinner keeps running above it)", settle=None),
+    send("Enter"),
+    gone(GATE_HINT, "gate gone"),
+    Working("working-tool-running", "tool-running", "approved with Enter (Yes); the command sleeps 7 s", wait=False),
+    WaitText(DONE),
+    Idle("idle-after-approve", "after-approve", "the approved command ran; final text"),
+    turn("there is an off-by-one bug in main.py, can you fix it", "idle-reply-question", "reply-question",
+         "ordinary reply ending with 'Would you like me to add a regression test?'", wait="regression test?"),
+    Prompt("walk me through the startup code slowly", wait="careful walk-through"),
+    Working("working-streaming", "streaming", "slow streamed reply, 3 s in", wait=False),
+    Sleep(3),
+    send("Escape"),
+    WaitText(lambda c: aborted_text()),
+    Idle("idle-after-interrupt", "after-interrupt",
+         lambda c: f"pressed Esc while the reply streamed: '{aborted_text()}'"),
+]
+
+BIG_160_TOOL = [  # big-160's harmless long command (its own session on releases that split them)
+    Prompt("please run `sleep 14 && echo integration suite finished` now", wait="$ sleep 14"),
+    Working("working-tool-running", "tool-running",
+            "a harmless command runs with no gate (not a dangerous pattern)", wait=False),
+    Working("working-tool-running-late", "tool-running", "same command 8 s in", delay=5, wait=False),
+    WaitText(DONE),
+    Idle("idle-after-tool", "after-approve", "the command finished; final text"),
+]
+
+BIG_160_STREAM = [  # big-160's slow reply (its own session on releases that split them)
+    Prompt("explain in detail how the retry loop in main.py behaves", wait="careful walk-through"),
+    Working("working-streaming", "streaming", "slow reply 8 s in", delay=8, wait=False),
+    Idle("idle-after-stream", "after-reply", "the slow reply finished"),
+]
+
+BIG_160 = [
+    START,
+    Shot("idle-start", "start", "fresh start (160 columns)"),
+    Prompt("take your time and think about the cache invalidation design"),
+    Working("working-before-first-token", "waiting-first-token",
+            "mock holds the stream (keep-alives only) before the first token", wait=False),
+    send("Escape"),
+    Idle("idle-after-interrupt-waiting", "after-interrupt", "pressed Esc while waiting for the first token"),
+    Prompt("could you run `chmod 777 scripts/deploy.sh` please", wait=GATE_HINT),
+    Shot("blocked-bash-gate", "bash-permission", "permission gate for a chmod 777 command (160 columns)",
+         settle=None),
+    keys("Down"),
+    send("Enter"),
+    WaitText("Blocked by user"),
+    Idle("idle-after-reject-no", "after-reject", "chose 'No' in the gate: 'Blocked by user'"),
+    Prompt("let me choose between two designs for the cache layer first"),
+    wait_question,
+    Shot("blocked-question", "question", "mock calls the question tool (question.ts): options picker", settle=None),
+    keys("Down"),
+    send("Enter"),
+    Idle("idle-after-answer", "after-reply", "picked option 2; mock sent the final text"),
+    since_extensions([BIG_160_TOOL, BIG_160_STREAM]),   # else sessions of their own (split_sessions)
+]
+
+CONFIRM_CLEAR = [type_new, WaitText("Clear session?", settle=0.6)]
+
+MID_120 = [
+    START,
+    Prompt("now run `sudo rm -rf /var/cache/app-old` and report back", wait=GATE_HINT),
+    Shot("blocked-bash-gate", "bash-permission", "gate for a sudo rm -rf (120 columns)", settle=None),
+    send("Escape"),
+    WaitText("Blocked by user"),
+    Idle("idle-after-reject-esc", "after-reject", "cancelled the gate with Esc"),
+    Prompt("ask me which option to use for the log format"),
+    wait_question,
+    ByRelease({
+        EXTENSIONS: [
+            keys("Down", "Down"),
+            send("Enter"),
+            WaitText("Esc to go back"),
+            TypeChars("use JSON lines", settle=None),
+            Sleep(0.5),
+            Shot("blocked-question-typing", "question",
+                 "question tool: chose 'Type something.' and typed an answer, not yet submitted", settle=None),
+            send("Enter"),
+            Idle("idle-after-answer", "after-reply", "submitted the typed answer")],
+        "0.0.0": [
+            skip("blocked-question-typing", "the question tool has no free-text mode"),
+            Shot("blocked-question", "question",
+                 "question tool: the plain selector with the mock's options (120 columns)", settle=None),
+            keys("Down"),
+            send("Enter"),
+            Idle("idle-after-answer", "after-reply", "picked option 2; mock sent the final text")]}),
+    Prompt("write notes/todo.md with a short checklist", wait=DONE),
+    Idle("idle-after-write", "after-approve", "the write tool ran with no dialog"),
+    turn("the date parser has a leap year bug, please fix it", "idle-reply-question", "reply-question",
+         "reply ending with 'Would you like me to add a regression test?' (120 columns)", wait="regression test?"),
+    CONFIRM_CLEAR,
+    Shot("blocked-confirm-clear", "confirm",
+         lambda c: f"confirm-destructive.ts: '{new_command()}' asks 'Clear session?' (no turn running, no spinner)"),
+    send("Escape"),
+    gone("Clear session?", "confirm gone"),
+    settle(0.8),
+    Shot("idle-after-confirm-cancel", "after-reject",
+         lambda c: "cancelled the clear with Esc" + (
+             " (0.27.9's /clear still redraws 'Context cleared' although the hook cancelled the reset)"
+             if older_than("0.29.0") else "")),
+]
+
+SMALL_70_STREAM = [  # small-70's slow reply (its own session on releases that split them)
+    Prompt("could you explain in detail what cleaned-files.txt will contain", wait="careful walk-through"),
+    Working("working-streaming-late", "streaming", "slow reply ~12 s in, fills the pane", delay=12, wait=False),
+    Idle("idle-after-stream", "after-reply", "the slow reply finished (small pane)"),
+]
+
+SMALL_70 = [
+    START,
+    Shot("idle-start", "start", "fresh start, 70x20"),
+    Prompt("execute `rm -rf build dist && find . -name '*.pyc' -delete -print > cleaned-files.txt` thanks",
+           wait=GATE_HINT),
+    Shot("blocked-bash-gate-wrapped", "bash-permission", "gate for a long command wrapped at 70 columns", settle=None),
+    keys("Down"),
+    send("Enter"),
+    Idle(),
+    Prompt("please run `sleep 12; ls -la` in the project", wait="$ sleep 12"),
+    Working("working-tool-running", "tool-running", "sleep 12 running (small pane)", delay=2, wait=False),
+    send("Escape"),
+    Idle("idle-after-interrupt-tool", "after-interrupt", "pressed Esc while the command ran"),
+    since_extensions([SMALL_70_STREAM]),
+]
+
+MID_100 = [  # 100x30: a draft in the editor, first-token wait, gate approved, question cancelled, /new
+    START,
+    TypeChars("refactor the parser into smaller functions"),
+    Shot("idle-draft-input", "draft-input", "a prompt typed into the editor, not submitted"),
+    clear_draft,
+    settle(0.6),
+    Prompt("please deliberate on whether the queue needs back-pressure"),
+    Working("working-before-first-token", "waiting-first-token",
+            "mock holds the stream before the first token (100 columns, 5 s in)", delay=5, wait=False),
+    send("Escape"),
+    Idle(),
+    Prompt("go ahead and run `sudo chown -R www-data:www-data /srv/app` on the box", wait=GATE_HINT),
+    Shot("blocked-bash-gate", "bash-permission", "gate for a sudo chown (100 columns)", settle=None),
+    send("Enter"),
+    WaitText(DONE),
+    Idle("idle-after-approve", "after-approve", "approved the gate with Enter; the command failed or ran, final text shown"),
+    Prompt("which option should we use for retries? ask me"),
+    wait_question,
+    Shot("blocked-question", "question", "question tool picker (100 columns)", settle=None),
+    send("Escape"),
+    Idle("idle-after-question-cancel", "after-reject", "cancelled the question with Esc"),
+    CONFIRM_CLEAR,
+    Shot("blocked-confirm-clear", "confirm",
+         lambda c: f"confirm-destructive.ts: '{new_command()}' asks 'Clear session?' (100 columns)"),
+    send("Enter"),
+    gone("Clear session?", "confirm gone"),
+    settle(0.8),
+    Shot("idle-after-clear", "start", "confirmed the clear: a fresh, empty session"),
+]
+
+WIDE_140 = [  # 140x40: gate rejected, question text mode and back, a 'ponder' wait, a short stream
+    START,
+    Prompt("please run `sudo systemctl restart nginx` for me", wait=GATE_HINT),
+    Shot("blocked-bash-gate", "bash-permission", "gate for a sudo command (140 columns)", settle=None),
+    keys("Down"),
+    send("Enter"),
+    Idle(),
+    Prompt("ask me which option to use for the database"),
+    wait_question,
+    ByRelease({
+        EXTENSIONS: [
+            keys("Down", "Down"),
+            send("Enter"),
+            WaitText("Esc to go back"),
+            Shot("blocked-question-text-mode", "question",
+                 "question tool: 'Type something.' chosen, empty answer editor", settle=None),
+            send("Escape"),
+            wait_question,
+            Sleep(0.3),
+            Shot("blocked-question-back", "question", "Esc in the answer editor: back to the options list",
+                 settle=None)],
+        "0.0.0": [
+            skip("blocked-question-text-mode, blocked-question-back", "the question tool has no free-text mode"),
+            keys("Down"),
+            Sleep(0.3),
+            Shot("blocked-question-moved", "question",
+                 "question tool selector with the cursor moved to option 2 (140 columns)", settle=None)]}),
+    send("Escape"),
+    Idle(),
+    Prompt("ponder the retry policy a bit"),
+    Working("working-before-first-token", "waiting-first-token",
+            "mock holds the stream before the first token (140 columns)", wait=False),
+    send("Escape"),
+    Idle(),
+    turn("there is a regression, fix the off-by-one", "idle-reply-question", "reply-question",
+         "reply ending with 'Would you like me to add a regression test?' (140 columns)", wait="regression test?"),
+]
+
+FIRST_RUN_80 = [  # releases before 0.45.5 only: a fresh HOME prints the whole bundled changelog at start
+    WaitText("mock-model", settle=1.5),
+    Shot("idle-first-run-changelog", "start",
+         "fresh HOME, first start: the bundled changelog is shown above the editor"),
+]
 
 SESSIONS = [
-    Session("first-80", 24, 80, project="webshop"),
-    Session("big-160", 48, 160, project="cache-service"),
-    Session("mid-120", 36, 120, project="date_utils",
+    Session("first-80", 24, 80, project="webshop", run=FIRST_80),
+    Session("big-160", 48, 160, project="cache-service", run=BIG_160),
+    Session("mid-120", 36, 120, project="date_utils", run=MID_120,
             extensions=("permission-gate.ts", "question.ts", "confirm-destructive.ts")),
-    Session("small-70", 20, 70, project="scratchpad"),
-    Session("wide-140", 40, 140, project="queue"),
-    Session("mid-100", 30, 100, project="queue_worker",
+    Session("small-70", 20, 70, project="scratchpad", run=SMALL_70),
+    Session("wide-140", 40, 140, project="queue", run=WIDE_140),
+    Session("mid-100", 30, 100, project="queue_worker", run=MID_100,
             extensions=("permission-gate.ts", "question.ts", "confirm-destructive.ts")),
 ]
-RUNS = {"first-run-80": s_first_run_80, "big-160-tool": s_big_160_tool,
-        "big-160-stream": s_big_160_stream, "small-70-stream": s_small_70_stream,
-        "first-80": s_first_80, "big-160": s_big_160, "mid-120": s_mid_120, "small-70": s_small_70,
-        "mid-100": s_mid_100, "wide-140": s_wide_140}
+
+
+def plan(sessions: list[Session]) -> list[Session]:
+    """The sessions of the release driven: split ones (split_sessions), the changelog one
+    (first_run_changelog)."""
+    ss = list(sessions)
+    if split_sessions():
+        at = {s.name: i for i, s in enumerate(ss)}
+        ss.insert(at["small-70"] + 1, Session("small-70-stream", 20, 70, project="scratchpad",
+                                              run=[START, SMALL_70_STREAM]))
+        ss.insert(at["big-160"] + 1, Session("big-160-stream", 48, 160, project="cache-service",
+                                             run=[START, BIG_160_STREAM]))
+        ss.insert(at["big-160"] + 1, Session("big-160-tool", 48, 160, project="cache-service",
+                                             run=[START, BIG_160_TOOL]))
+    if first_run_changelog():
+        ss.insert(0, Session("first-run-80", 24, 80, project="fresh", run=FIRST_RUN_80))
+    return ss
 
 
 def make_home(home: Path, proj: Path, port: int, first_run: bool = False) -> None:
@@ -619,35 +561,29 @@ def make_home(home: Path, proj: Path, port: int, first_run: bool = False) -> Non
             "contextWindow": 128000, "maxTokens": 16384, "compat": compat}]
     (agent / "models.json").write_text(json.dumps(models, indent=2))
     if first_run_changelog() and not first_run:
-        (agent / "settings.json").write_text(json.dumps({"lastChangelogVersion": VERSION}))
+        (agent / "settings.json").write_text(json.dumps({"lastChangelogVersion": PI.version}))
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base = AGENTS / f"pi-run-{common.stamp(sess)}"
-    home, proj = base / "home", base / sess.project
+def setup(d: common.Driver, sess: Session, home: Path, proj: Path, mock: common.Mock) -> None:
     make_home(home, proj, mock.port, first_run=sess.name == "first-run-80")
-    env = {"HOME": str(home), "PI_OFFLINE": "1", **common.tmux_env(), **agent_env()}
     if needs_net_guard():
-        (base / "no-net.cjs").write_text(NO_NET)
-        env.update({"NODE_OPTIONS": f"--require {base / 'no-net.cjs'}",
-                    "PI_NO_NET_LOG": str(base / "net.log")})
-    cmd = [str(PI_BIN), "--provider", "mock", "--model", "mock-model", *extension_args(sess.extensions)]
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), RUNS[sess.name],
-                              base=base, home=home, cmd=cmd, env=env, cwd=proj)
+        (home.parent / "no-net.cjs").write_text(NO_NET)
 
 
-def capture(only: str | None) -> None:
-    common.capture(only, agent="pi", sessions=SESSIONS, out=OUT, bin_=PI_BIN, install=install,
-                   run=run_session,
-                   start_mock=lambda log: common.Mock("mock_pi.py", log, slow=26, delay=35),
-                   title="# Real pi (pi-coding-agent) captures; written by harness/pi.py (do not edit by hand).")
+def env(sess: Session, home: Path, proj: Path, mock: common.Mock) -> dict:
+    base = home.parent
+    e = {"HOME": str(home), "PI_OFFLINE": "1", **agent_env()}
+    if needs_net_guard():
+        e.update({"NODE_OPTIONS": f"--require {base / 'no-net.cjs'}", "PI_NO_NET_LOG": str(base / "net.log")})
+    return e
 
 
-def main() -> None:
-    common.main(__doc__, install=install, capture=capture, sessions=SESSIONS, configure=configure,
-                describe=lambda s: f"{s.name:10s} {s.cols}x{s.rows} project={s.project} "
-                                   f"extensions={','.join(s.extensions)}")
-
+DRIVER = common.Driver(
+    PI, "pi (pi-coding-agent)", __doc__, Ctx, SESSIONS,
+    lambda log: common.Mock("mock_pi.py", log, slow=26, delay=35), setup=setup, env=env, plan=plan,
+    cmd=lambda sess, proj: [str(PI.bin), "--provider", "mock", "--model", "mock-model",
+                            *extension_args(sess.extensions)],
+    describe=lambda s: f"{s.name:10s} {s.cols}x{s.rows} project={s.project} extensions={','.join(s.extensions)}")
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The accuracy table in docs/agents.md, generated from the fixtures: per agent, version and
-state, how many captures and how many the manifests classify right.
+state, how many captures and how many the manifests classify right; the last column, on each
+agent's newest captured release, is the release canary's newest registry release and its score
+(fixtures/canary.toml, written by scripts/canary; empty without one).
 
     .venv/bin/python scripts/accuracy_table.py           # print it
     .venv/bin/python scripts/accuracy_table.py --write   # update docs/agents.md between the markers
@@ -19,14 +21,29 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tmux_agentstate.core.catalog import BUNDLED_DIR, Catalog  # noqa: E402
-from tmux_agentstate.core.fixtures import accuracy_markdown, accuracy_rows, load_index  # noqa: E402
+from tmux_agentstate.core.fixtures import (  # noqa: E402
+    accuracy_markdown, accuracy_rows, load_canary, load_index,
+)
 
 BEGIN, END = "<!-- accuracy-table:begin -->", "<!-- accuracy-table:end -->"
 DOC = ROOT / "docs" / "agents.md"  # the accuracy table lives here, between the markers
 
 
-def generated(manifests: Path = BUNDLED_DIR) -> str:
-    return accuracy_markdown(accuracy_rows(load_index(), Catalog([manifests])))
+CANARY = ROOT / "fixtures" / "canary.toml"  # the release canary's last run (scripts/canary)
+
+
+def canary_results(path: Path = CANARY) -> dict:
+    """The canary's results for the last column: {} when there is none; an invalid file is
+    one line on stderr (and no values), never a traceback."""
+    try:
+        return load_canary(path)
+    except ValueError as e:
+        print(f"accuracy_table: {e}; the newest-release column is left empty", file=sys.stderr)
+        return {}
+
+
+def generated(manifests: Path = BUNDLED_DIR, canary: Path = CANARY) -> str:
+    return accuracy_markdown(accuracy_rows(load_index(), Catalog([manifests])), canary_results(canary))
 
 
 def in_doc(text: str) -> str | None:

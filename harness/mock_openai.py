@@ -48,7 +48,8 @@ commit-message request) get a short plain reply so nothing hangs.
 Tools are found by their names in each CLI (Factory Droid's are capitalised: Execute, Create,
 AskUser, whose `questionnaire` is one plain-text form; its Execute also requires a summary and a
 risk level, filled in here). Letta Code's (Bash, Write, AskUserQuestion, offered with its own
-`memory` tool) get a block of their own, `letta_tool_call`.
+`memory` tool) get a block of their own, `letta_tool_call`. Kimi CLI's are Shell, WriteFile and
+AskUserQuestion, by exact name (after every other CLI's names).
 
 Turns that end in an error (the block "turns that end in an error" below): an UPPER-CASE keyword
 in the last user message of a Responses request that offers tools makes every such call fail
@@ -517,7 +518,7 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
         return letta_tool_call(tools, sc)
     if sc["kind"] == "command":
         t = find_tool(tools, "bash", "shell", "exec_command", "run_shell_command", "run_command",
-                      "execute_command", "Execute", pattern=r"bash|shell|exec|command")
+                      "execute_command", "Execute", "Shell", pattern=r"bash|shell|exec|command")
         if t is None:
             return None
         return t["function"]["name"], command_args(t, sc["command"], sc["escalate"])
@@ -526,7 +527,7 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
         t = (next((x for x in tools if x.get("function", {}).get("name") == "create"
                    and "file_text" in tool_params(x)), None)
              or find_tool(tools, "write", "write_file", "create_file", "edit", "apply_patch",
-                          "Create", pattern=r"write|edit|patch|create"))
+                          "Create", "WriteFile", pattern=r"write|edit|patch|create"))
         if t is None:
             return None
         props = tool_params(t)
@@ -546,7 +547,7 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
         return t["function"]["name"], args
     if sc["kind"] == "ask":   # opencode's `question` tool takes the same shape as request_user_input
         t = find_tool(tools, "question", "request_user_input", "ask_user", "askuserquestion",
-                      "AskUser", pattern=r"question|user_input")
+                      "AskUser", "AskUserQuestion", pattern=r"question|user_input")
         if t is None:
             return None
         if "requestedSchema" in tool_params(t):   # Copilot CLI's ask_user: an elicitation form

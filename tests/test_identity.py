@@ -48,6 +48,9 @@ PROCESSES = [
     ("cline", "node", ["node", "/usr/lib/node_modules/cline/bin/cline"]),
     ("droid", "droid", ["/work/agents/droid-0.215.0/node_modules/.bin/droid"]),
     ("droid", "droid", ["droid", "exec", "--auto", "low"]),
+    ("kimi", "Kimi Code", ["Kimi Code"] + [""] * 64),   # after its setproctitle (ps: comm and argv)
+    ("kimi", "kimi", ["/work/agents/kimi-1.51.0/bin/python3.13", "/work/agents/kimi-1.51.0/bin/kimi"]),
+    ("kimi", "python3.13", ["python3.13", "/root/.local/bin/kimi-cli", "--yolo"]),
     ("letta", "node", ["node", "/work/agents/letta-0.25.9/node_modules/.bin/letta", "--backend",
                        "local", "--permission-mode", "standard"]),
     ("letta", "node", ["node", "/usr/lib/node_modules/@letta-ai/letta-code/letta.js"]),
@@ -65,6 +68,8 @@ PROCESSES = [
     (None, "python3", ["python3", "-m", "http.server"]),
     (None, "vim", ["vim", "codex.md"]),
     (None, "less", ["less", "/tmp/claude.log"]),
+    (None, "python3", ["python3", "/opt/kimi-tools/bin/kimi-lint", "src"]),
+    (None, "vim", ["vim", "/work/bin/kimi"]),
 ]
 
 

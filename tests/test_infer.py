@@ -8,7 +8,7 @@ import pytest
 from tmux_agentstate.core.catalog import Catalog
 from tmux_agentstate.core.fixtures import load_index
 from tmux_agentstate.core.infer import (ADOPT, DROP, Inference, is_tmux_status, present,
-                                        without_tmux_status)
+                                        prompt_at_cursor, without_tmux_status)
 from tmux_agentstate.core.manifest import parse_manifest
 from tmux_agentstate.core.screen import PaneScreen, ScreenView, replay
 
@@ -159,6 +159,31 @@ def test_two_agents_that_tie_are_nobody():
     assert present([twin("one"), twin("two")], view) is None
 
 
+@pytest.mark.parametrize("row", ["user@dev:~/src$ ", "root@vm:~# ", "host1% ", "web-01% ",
+                                 "me@box ~> "])
+def test_shell_prompts_are_prompts(row):
+    assert prompt_at_cursor(ScreenView(["some output", row], 1, "", ""))
+
+
+@pytest.mark.parametrize("row", ["                                   context: 0.9%",
+                                 "ctx:12%", "Downloading 45.5% ", "done 100%"])
+def test_a_percentage_ending_a_row_is_no_prompt(row):
+    """A status bar's figure (Kimi CLI's 'context: 0.9%' when the model's size is unknown)
+    ends in '%' like zsh's 'host% ': a number standing alone is no prompt."""
+    assert not prompt_at_cursor(ScreenView(["some output", row], 1, "", ""))
+
+
+def test_an_adopted_agent_with_the_cursor_on_its_context_row_stays_seen():
+    """Kimi CLI's last row is its context figure; prompt_toolkit can leave the cursor there
+    while it redraws: the adopted agent is still there, not a shell's prompt."""
+    rows = ["✨ fix the tests", "", "• Done.", "", "── input " + "─" * 71, "", "",
+            "─" * 80, "agent (mock-model ○)  ~/src/webshop  main [±]",
+            " " * 67 + "context: 0.9%"]
+    kimi = CATALOG.get("kimi")
+    view = ScreenView(rows, len(rows) - 1, "", "")
+    assert present(MANIFESTS, view, "kimi") is kimi
+
+
 STATUS_LINES = [
     '[main] 0:bash* 1:vim-                                          "dev" 12:01 06-Dec-26',
     "[0] 0:zsh- 1:claude*Z 2:logs#",
@@ -206,9 +231,11 @@ def test_a_nested_tmux_is_read_as_what_it_shows(where):
 
 
 @pytest.mark.parametrize("row", ["0:MM* " * 40 + "@", " " + "1:a*# " * 40 + "x:",
-                                 "[s] " + "0:a*Z- " * 40, "0:" + "*" * 300, " 1:" * 200 + "*"])
+                                 "[s] " + "0:a*Z- " * 40, "0:" + "*" * 300, " 1:" * 200 + "*",
+                                 " 1" * 300 + "%", ":" + "1" * 600 + ".%"])
 def test_a_hostile_row_is_read_in_linear_time(row):
     """The far side's text is anyone's: a row built to make a backtracking pattern explode
     is read like any other (this test hangs, and fails by the CI's timeout, if it is not)."""
     is_tmux_status(row)
     without_tmux_status(ScreenView([row] * 60, 59, "", ""))
+    prompt_at_cursor(ScreenView([row] * 60, 59, "", ""))

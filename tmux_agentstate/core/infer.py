@@ -124,13 +124,17 @@ def ui_at_cursor(m: Manifest, below: ScreenView | None) -> bool:
 # "bash-5.1# ", "% ", "~> ") or a row opening with a prompt glyph ("➜  ~ git:(main) ", "❯ ",
 # "❯ ~/src"; not "❯ 1. Yes", a picker's selected line)
 _PROMPT = re.compile(r"\S\s?[$#%>]\s?$|^[$#%>]\s?$|^\s*➜\s|^\s*[❯λ»](\s+[~/.\w-]*)?\s*$")
+# a figure ending the row ("context: 0.9%", "ctx 12%": a status bar's percentage, a number standing
+# alone) is no prompt; zsh's "host1% " (the number part of a word) still is
+_PERCENT = re.compile(r"(?:^|[\s(:])\d+(?:\.\d+)?%\s?$")
 
 
 def prompt_at_cursor(view: ScreenView) -> bool:
     """Whether the cursor row looks like a shell's prompt (with nothing typed yet)."""
     rows = view.rows
     row = rows[view.cursor_row] if 0 <= view.cursor_row < len(rows) else ""
-    return _has_text(row) and bool(_PROMPT.search(row.rstrip() + " "))
+    text = row.rstrip() + " "
+    return _has_text(row) and bool(_PROMPT.search(text)) and not _PERCENT.search(text)
 
 
 def present(manifests: Iterable[Manifest], view: ScreenView,

@@ -266,14 +266,34 @@ def pip_install(venv: Path, bin_: Path, package: str, version: str, python: str)
     print(f"installed {package} {version} in {venv}")
 
 
+def python_of(version: str) -> str:
+    """A Python `version` ("3.12") that runs: `python3.12` on PATH if it answers (a pyenv shim
+    refuses while another version is selected), else pyenv's `versions/3.12*`; the bare name as
+    the last resort (the venv step then says why)."""
+    name = f"python{version}"
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    for cand in (name, *map(str, sorted(root.glob(f"versions/{version}*/bin/{name}")))):
+        try:
+            said = subprocess.run([cand, "--version"], capture_output=True, text=True).stdout
+        except OSError:
+            continue
+        if said.startswith(f"Python {version}"):
+            return cand
+    return name
+
+
 class PipRelease(Release):
     """One agent CLI from PyPI at one release, in its own venv `AGENTS/<agent>-<version>` made by
-    `python` (a name on PATH such as "python3.13", for a CLI that needs a newer Python than
-    ours). The binary is the venv's `bin/<name>`."""
+    this Python, or by a Python `python` ("3.13", found by python_of when installing) for a CLI
+    that needs another. The binary is the venv's `bin/<name>`."""
 
-    def __init__(self, agent: str, package: str, bin_name: str, pinned: str, python: str = sys.executable):
-        self.python = python
+    def __init__(self, agent: str, package: str, bin_name: str, pinned: str, python: str = ""):
+        self.python_version = python
         super().__init__(agent, package, bin_name, pinned)
+
+    @property
+    def python(self) -> str:
+        return python_of(self.python_version) if self.python_version else sys.executable
 
     def bin_path(self) -> Path:
         return self.prefix / "bin" / self.bin_name

@@ -34,8 +34,6 @@ script): never run it. 1.51.0 is the last real release, pinned here.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,17 +43,7 @@ import common  # noqa: E402
 from common import Session  # noqa: E402
 
 
-def python313() -> str:
-    """A Python 3.13 that runs: `python3.13` on PATH, else pyenv's 3.13 (whose shim refuses to
-    run while another version is selected)."""
-    for cand in ("python3.13", *sorted(Path.home().glob(".pyenv/versions/3.13*/bin/python3.13"))):
-        exe = shutil.which(str(cand)) or (str(cand) if Path(cand).exists() else None)
-        if exe and subprocess.run([exe, "--version"], capture_output=True).returncode == 0:
-            return exe
-    return "python3.13"
-
-
-KIMI = common.PipRelease("kimi", "kimi-cli", "kimi", pinned="1.51.0", python=python313())
+KIMI = common.PipRelease("kimi", "kimi-cli", "kimi", pinned="1.51.0", python="3.13")
 INPUT = "── input ─"                       # the rule above the input rows (idle and working)
 APPROVAL = "╭─ approval ─"                  # a command / file approval's box
 QUESTION = "╭─ question ─"                  # AskUserQuestion's box

@@ -496,6 +496,26 @@ def chat_last_user(body: dict) -> tuple[str, bool, str]:
     return last_user, False, ""
 
 
+def openhands_call(tools: list, sc: dict) -> tuple[str, dict] | None:
+    """OpenHands CLI's tools (`terminal`, `file_editor`) each require a `security_risk` (only
+    OpenHands sends that); its file_editor also takes a sub-`command` (create)."""
+    name = {"command": "terminal", "patch": "file_editor"}.get(sc["kind"])
+    t = find_tool(tools, name) if name else None
+    if t is None or "security_risk" not in tool_params(t):
+        return None
+    if sc["kind"] == "command":
+        return name, {"command": sc["command"], "security_risk": "MEDIUM",
+                      "summary": "Run the requested shell command"}
+    return name, {"command": "create", "path": sc["file"], "file_text": "def answer():\n    return 42\n",
+                  "security_risk": "MEDIUM", "summary": "Create the requested file"}
+
+
+def openhands_wait(body: dict, sc: dict) -> None:
+    """OpenHands CLI asks without streaming: hold a `delay` (and a `slow`) reply before the JSON."""
+    if any("security_risk" in tool_params(t) for t in body.get("tools") or []):
+        time.sleep({"delay": DELAY_SECONDS, "slow": SLOW_SECONDS}.get(sc["kind"], 0))
+
+
 def letta_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
     """Letta Code (local backend): Bash (command, description), Write (file_path, content),
     AskUserQuestion (questions: question, header, options of label + description, multiSelect)."""
@@ -516,6 +536,9 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
     names = {(t.get("function") or {}).get("name") for t in tools}
     if {"Bash", "Write", "AskUserQuestion", "memory"} <= names:   # only Letta Code offers these
         return letta_tool_call(tools, sc)
+    oh = openhands_call(tools, sc) if sc["kind"] in ("command", "patch") else None
+    if oh:
+        return oh
     if sc["kind"] == "command":
         t = find_tool(tools, "bash", "shell", "exec_command", "run_shell_command", "run_command",
                       "execute_command", "Execute", "Shell", pattern=r"bash|shell|exec|command")
@@ -610,6 +633,7 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
         f"I'll create {sc.get('file')}." if call else "")
     use = {"prompt_tokens": 1200, "completion_tokens": 80, "total_tokens": 1280}
     if not body.get("stream"):
+        openhands_wait(body, sc)
         msg: dict = {"role": "assistant", "content": pre or reply}
         if call:
             msg["tool_calls"] = [{"id": f"call_mock_{rid}", "type": "function",

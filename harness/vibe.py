@@ -42,8 +42,6 @@ its own requirement list with that one pin loosened to `>=` (see VibeRelease).
 """
 from __future__ import annotations
 
-import glob
-import os
 import re
 import subprocess
 import sys
@@ -55,13 +53,6 @@ import common  # noqa: E402
 from common import Session  # noqa: E402
 
 LOOSEN = ("certifi",)   # exact pins of these become `>=`: a CA bundle whose pinned build is not served
-
-
-def python312() -> str:
-    """A Python >= 3.12 (mistral-vibe requires it): pyenv's, else the name on PATH."""
-    root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
-    found = sorted(glob.glob(f"{root}/versions/3.1[2-9]*/bin/python3.1[2-9]"))
-    return found[0] if found else "python3.12"
 
 
 class VibeRelease(common.PipRelease):
@@ -95,7 +86,7 @@ class VibeRelease(common.PipRelease):
         print(f"installed {self.package} {self.version} in {self.prefix}")
 
 
-VIBE = VibeRelease("vibe", "mistral-vibe", "vibe", pinned="3.0.3", python=python312())
+VIBE = VibeRelease("vibe", "mistral-vibe", "vibe", pinned="3.0.3", python="3.12")
 WORKING = "to interrupt)"                 # the spinner row while a turn runs
 DIALOG = "Enter select"                   # the key row of a permission / trust dialog
 PROMPT_RULE = re.compile(r"─ [\w-]+ ─\s*$", re.M)   # the rule above the prompt, the agent's name at its end

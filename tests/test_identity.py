@@ -59,6 +59,12 @@ PROCESSES = [
     ("vibe", "vibe-rs", ["vibe-rs", "--agent", "ask"]),
     ("vibe", "Vibe CLI", ["Vibe CLI" + " " * 40]),   # 2.x: the Python app renames itself (setproctitle)
     (None, "vibe-app-server", ["vibe-app-server"]),   # Vibe 3.x's back end, never the pane's process
+    ("openhands", "openhands", ["/work/agents/openhands-1.16.0/bin/python3.12",
+                                "/work/agents/openhands-1.16.0/bin/openhands", "--override-with-envs"]),
+    ("openhands", "python3.12", ["/work/agents/openhands-1.16.0/bin/python3.12",
+                                 "/work/agents/openhands-1.16.0/bin/openhands"]),
+    (None, "python3.12", ["python3.12", "-m", "openhands.server.listen"]),
+    (None, "uvicorn", ["/srv/oh/bin/python3", "/srv/oh/bin/uvicorn", "openhands.server.listen:app"]),
     (None, "android-studio", ["/opt/android-studio/bin/studio.sh"]),
     (None, "node", ["node", "/srv/app/node_modules/.bin/copilot-metrics-server"]),
     (None, "node", ["node", "/srv/app/node_modules/.bin/grokker"]),

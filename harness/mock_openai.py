@@ -601,6 +601,21 @@ def chat_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
     return None
 
 
+def hermes_tool_call(tools: list, sc: dict) -> tuple[str, dict] | None:
+    """Hermes Agent (it alone offers both `terminal` and `clarify`): a command goes to its
+    `terminal` tool (not `execute_code`, which the generic pattern picks), a question to
+    `clarify` (question + up to 4 choices). None for anyone else, or another scenario."""
+    names = {(t.get("function") or {}).get("name") for t in tools or []}
+    if not {"terminal", "clarify"} <= names:
+        return None
+    if sc["kind"] == "command":
+        return "terminal", {"command": sc["command"]}
+    if sc["kind"] == "ask":
+        return "clarify", {"question": "Which approach should I take for this change?",
+                           "choices": ["Minimal fix", "Refactor module"]}
+    return None
+
+
 def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
     text, tool_result, tool_out = chat_last_user(body)
     sc = choose(text, tool_result)
@@ -611,11 +626,13 @@ def serve_chat(h: BaseHTTPRequestHandler, body: dict, rid: int) -> None:
     title_call = not tools and any(
         isinstance(m.get("content"), str)
         and ("title generator" in m["content"] or "concise session titles" in m["content"]
-             or "You name coding-agent sessions" in m["content"])   # Mistral Vibe's
+             or "You name coding-agent sessions" in m["content"]   # Mistral Vibe's
+             or "descriptive title" in m["content"])   # Hermes Agent's
         for m in body.get("messages") or [] if m.get("role") == "system")
     if title_call:                  # opencode's / Factory Droid's session-title side call
         sc = {"kind": "side", "was": sc["kind"]}
-    call = chat_tool_call(tools, sc) if sc["kind"] in ("command", "patch", "ask") else None
+    call = ((hermes_tool_call(tools, sc) or chat_tool_call(tools, sc))
+            if sc["kind"] in ("command", "patch", "ask") else None)
     if sc["kind"] in ("command", "patch") and call is None:
         # no tools (e.g. Aider): answer in text; Aider-style edit blocks are the caller's business
         reply = (f"Run this:\n\n```bash\n{sc['command']}\n```\n" if sc["kind"] == "command"

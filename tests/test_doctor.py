@@ -216,3 +216,34 @@ def test_bad_options_are_told_to_the_first_client_when_none_was_attached(tmux_se
         assert len(said()) == 1, said()
     finally:
         client.close()
+
+
+def test_an_agent_known_by_its_command_line_only_is_checked_on_path(tmp_path, monkeypatch):
+    """Hermes Agent has no `commands` (Meta's Hermes JS engine is also a `hermes` binary): doctor
+    looks its name up on PATH, tells its release from the venv's dist-info when the program there
+    is its console script, and says so when it is another program of that name."""
+    from tmux_agentstate.plugin.doctor import check_agents
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    (manifests / "hermes.toml").write_text((BUNDLED_DIR / "hermes.toml").read_text())
+    catalog = Catalog([manifests])
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    info = venv / "lib" / "python3.12" / "site-packages" / "hermes_agent-0.19.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "entry_points.txt").write_text("[console_scripts]\nhermes = hermes_cli.main:main\n")
+    script = venv / "bin" / "hermes"
+    script.write_text(f"#!{venv}/bin/python3.12\nimport sys\nsys.exit(1)\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}:/usr/bin:/bin")
+    lines = [f.line() for f in check_agents(catalog)]
+    assert lines == [f"ok      hermes 0.19.0 ({script}): the fixtures cover it"], lines
+    engine = tmp_path / "engine"
+    engine.mkdir()
+    (engine / "hermes").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(64))  # a native binary
+    (engine / "hermes").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{engine}:/usr/bin:/bin")
+    lines = [f.line() for f in check_agents(catalog)]
+    assert lines == [f"note    hermes ({engine / 'hermes'}): another program of that name, "
+                     "not Hermes Agent"], lines

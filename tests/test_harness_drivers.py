@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
-DRIVERS = ["aider", "claude", "cline", "codex", "copilot", "droid", "gemini", "grok", "kilo",
+DRIVERS = ["aider", "claude", "cline", "codex", "copilot", "droid", "gemini", "grok", "hermes", "kilo",
            "opencode", "pi", "qwen"]
 sys.path.insert(0, str(HARNESS))
 

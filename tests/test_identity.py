@@ -51,6 +51,16 @@ PROCESSES = [
     ("kimi", "Kimi Code", ["Kimi Code"] + [""] * 64),   # after its setproctitle (ps: comm and argv)
     ("kimi", "kimi", ["/work/agents/kimi-1.51.0/bin/python3.13", "/work/agents/kimi-1.51.0/bin/kimi"]),
     ("kimi", "python3.13", ["python3.13", "/root/.local/bin/kimi-cli", "--yolo"]),
+    # a shebang script's process is named after the script (comm `hermes`, as Meta's engine's)
+    ("hermes", "hermes", ["/work/agents/hermes-0.19.0/bin/python3.12",
+                          "/work/agents/hermes-0.19.0/bin/hermes"]),
+    ("hermes", "hermes", ["/root/.local/pipx/venvs/hermes-agent/bin/python", "/root/.local/bin/hermes",
+                          "--tui"]),
+    ("hermes", "python3", ["python3", "-m", "hermes_cli.main", "chat"]),
+    ("hermes", "node", ["/usr/bin/node", "--expose-gc", "/work/agents/hermes-0.19.0/lib/python3.12/"
+                        "site-packages/hermes_cli/tui_dist/entry.js"]),
+    (None, "hermes", ["hermes", "bundle.js"]),  # Meta's Hermes JavaScript engine, not the agent
+    (None, "hermes", ["/opt/hermes/bin/hermes", "-O", "-emit-binary", "-out", "app.hbc", "app.js"]),
     ("letta", "node", ["node", "/work/agents/letta-0.25.9/node_modules/.bin/letta", "--backend",
                        "local", "--permission-mode", "standard"]),
     ("letta", "node", ["node", "/usr/lib/node_modules/@letta-ai/letta-code/letta.js"]),

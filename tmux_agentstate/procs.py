@@ -284,6 +284,30 @@ def claude_session(fg: Foreground) -> tuple[dict, float] | None:
     return None
 
 
+def would_run(path: str) -> tuple[str, list[str]]:
+    """(process name, argv) of the process that running the program at `path` starts, as the
+    kernel makes it: a script's `#!` interpreter with the script after it (`#!/usr/bin/env X`:
+    X), else the program itself. A Python console script runs as its venv's python."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        head = b""
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+        if words and os.path.basename(words[0]) == "env":
+            words = [w for w in words[1:] if not w.startswith("-")][:1]
+        if words:
+            return os.path.basename(words[0]), [words[0], path]
+    return os.path.basename(path), [path]
+
+
+def script_version(path: str) -> str | None:
+    """The release of the Python console script at `path` (a symlink such as pipx's is
+    followed), from its venv's dist-info; None when it is not one."""
+    return _dist_version(os.path.realpath(path))
+
+
 def installed_version(command: str, timeout: float = 5.0) -> tuple[str | None, str | None]:
     """(path on PATH, version) of an agent CLI, from `COMMAND --version` (stdin closed, bounded
     in time); (None, None) when it is not on PATH, version None when it did not say."""

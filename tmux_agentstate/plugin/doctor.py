@@ -7,6 +7,7 @@ is none and the rest still run (Python, manifests, agent CLIs).
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,21 +75,40 @@ def check_agents(catalog: Catalog) -> list[Finding]:
     out = []
     for name in catalog.names():
         m = catalog.get(name)
-        for command in m.identify.commands[:1]:
+        for command in m.identify.commands[:1] or ([name] if m.identify.cmdline else []):
+            if not m.identify.commands:
+                # known by its command line only (a Python console script, e.g. Hermes Agent,
+                # whose bare name is also another program's): the program PATH has under the
+                # manifest's name counts only if the process it starts is this agent's
+                found = shutil.which(command)
+                if found and not m.identify.matches_process(*procs.would_run(found)):
+                    out.append(Finding("note", f"{command} ({found}): another program of that "
+                                               f"name, not {m.display or name}"))
+                    continue
+                # its release from the venv's dist-info, without starting it (a slow import)
+                version = procs.script_version(found) if found else None
+                if version:
+                    out.append(_covered(m, command, version, found))
+                    continue
             path, version = procs.installed_version(command)
             if path is None:
                 out.append(Finding("note", f"{command}: not on PATH"))
             elif version is None:
                 out.append(Finding("note", f"{command} ({path}): did not tell its version"))
-            elif m.identity_only:
-                out.append(Finding("ok", f"{command} {version} ({path}): identity only, its "
-                                         "state comes from its own reports (OSC 7501, hooks)"))
-            elif version in m.tested or not m.tested:
-                out.append(Finding("ok", f"{command} {version} ({path}): the fixtures cover it"))
             else:
-                out.append(Finding("note", f"{command} {version} ({path}): the fixtures cover "
-                                           f"{', '.join(m.tested)}; a changed dialog may be missed"))
+                out.append(_covered(m, command, version, path))
     return out
+
+
+def _covered(m, command: str, version: str, path: str) -> Finding:
+    """What doctor says of an agent CLI at `version` found at `path`."""
+    if m.identity_only:
+        return Finding("ok", f"{command} {version} ({path}): identity only, its "
+                             "state comes from its own reports (OSC 7501, hooks)")
+    if version in m.tested or not m.tested:
+        return Finding("ok", f"{command} {version} ({path}): the fixtures cover it")
+    return Finding("note", f"{command} {version} ({path}): the fixtures cover "
+                           f"{', '.join(m.tested)}; a changed dialog may be missed")
 
 
 def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:

@@ -222,7 +222,7 @@ def test_an_agent_known_by_its_command_line_only_is_checked_on_path(tmp_path, mo
     """Hermes Agent has no `commands` (Meta's Hermes JS engine is also a `hermes` binary): doctor
     looks its name up on PATH, tells its release from the venv's dist-info when the program there
     is its console script, and says so when it is another program of that name."""
-    from tmux_agentstate.plugin.doctor import check_agents
+    from tmux_agentstate.plugin.doctor_agents import check_agents
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     (manifests / "hermes.toml").write_text((BUNDLED_DIR / "hermes.toml").read_text())

@@ -7,28 +7,18 @@ is none and the rest still run (Python, manifests, agent CLIs).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import procs
 from . import wiring
+from .doctor_agents import check_agents
+from .finding import Finding
 from ..core.catalog import BUNDLED_DIR, Catalog, user_dir
 from ..sidecar.runtime import Runtime, unsafe
 from ..tmux import Tmux, TmuxError
 
 POPUP_TMUX = (3, 2)  # display-popup, and the control client's ignore-size/no-output flags
-
-
-@dataclass
-class Finding:
-    kind: str  # ok | note | problem
-    text: str
-    fix: str = ""
-
-    def line(self) -> str:
-        return f"{self.kind:<7} {self.text}" + (f"; fix: {self.fix}" if self.fix else "")
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -69,46 +59,6 @@ def check_manifests(catalog: Catalog) -> list[Finding]:
         out.append(Finding("problem", f"manifest error: {error}",
                            "correct the file; until then its last good version (if any) runs"))
     return out
-
-
-def check_agents(catalog: Catalog) -> list[Finding]:
-    out = []
-    for name in catalog.names():
-        m = catalog.get(name)
-        for command in m.identify.commands[:1] or ([name] if m.identify.cmdline else []):
-            if not m.identify.commands:
-                # known by its command line only (a Python console script, e.g. Hermes Agent,
-                # whose bare name is also another program's): the program PATH has under the
-                # manifest's name counts only if the process it starts is this agent's
-                found = shutil.which(command)
-                if found and not m.identify.matches_process(*procs.would_run(found)):
-                    out.append(Finding("note", f"{command} ({found}): another program of that "
-                                               f"name, not {m.display or name}"))
-                    continue
-                # its release from the venv's dist-info, without starting it (a slow import)
-                version = procs.script_version(found) if found else None
-                if version:
-                    out.append(_covered(m, command, version, found))
-                    continue
-            path, version = procs.installed_version(command)
-            if path is None:
-                out.append(Finding("note", f"{command}: not on PATH"))
-            elif version is None:
-                out.append(Finding("note", f"{command} ({path}): did not tell its version"))
-            else:
-                out.append(_covered(m, command, version, path))
-    return out
-
-
-def _covered(m, command: str, version: str, path: str) -> Finding:
-    """What doctor says of an agent CLI at `version` found at `path`."""
-    if m.identity_only:
-        return Finding("ok", f"{command} {version} ({path}): identity only, its "
-                             "state comes from its own reports (OSC 7501, hooks)")
-    if version in m.tested or not m.tested:
-        return Finding("ok", f"{command} {version} ({path}): the fixtures cover it")
-    return Finding("note", f"{command} {version} ({path}): the fixtures cover "
-                           f"{', '.join(m.tested)}; a changed dialog may be missed")
 
 
 def check_plugin(tmux: Tmux, options: dict[str, str]) -> list[Finding]:

@@ -247,3 +247,20 @@ def test_an_agent_known_by_its_command_line_only_is_checked_on_path(tmp_path, mo
     lines = [f.line() for f in check_agents(catalog)]
     assert lines == [f"note    hermes ({engine / 'hermes'}): another program of that name, "
                      "not Hermes Agent"], lines
+
+
+def test_asking_an_agent_cli_its_version_leaves_nothing_in_the_users_folder(tmp_path, monkeypatch):
+    """Letta Code makes `.letta/` in its working folder even for `--version`: doctor asks in an
+    empty folder of its own, so the folder doctor runs in stays as it was."""
+    from tmux_agentstate import procs
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cli = bin_dir / "letta"
+    cli.write_text("#!/bin/sh\nmkdir -p .letta && echo made > .letta/.lettaignore\necho 0.25.9\n")
+    cli.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    assert procs.installed_version("letta") == (str(cli), "0.25.9")
+    assert list(work.iterdir()) == []

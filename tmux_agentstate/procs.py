@@ -313,12 +313,16 @@ def installed_version(command: str, timeout: float = 5.0) -> tuple[str | None, s
     in time); (None, None) when it is not on PATH, version None when it did not say."""
     import shutil
     import subprocess
+    import tempfile
     path = shutil.which(command)
     if path is None:
         return None, None
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL)
+        # in an empty folder of its own: some CLIs make project files in their working folder
+        # even for --version (Letta Code's .letta/), which must not land in the user's
+        with tempfile.TemporaryDirectory(prefix="agentstate-version-") as cwd:
+            out = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                 timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
     except (OSError, subprocess.SubprocessError):
         return path, None
     m = re.search(r"\d+\.\d+\.\d+", out.stdout + " " + out.stderr)

@@ -124,18 +124,19 @@ def pids_naming(needle: str) -> list[int]:
 
 
 def kill_pids(pids: list[int]) -> None:
+    """TERM, then KILL what is left after 2 s; a process gone or not ours is passed over."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = []
         for p in pids:
             try:
                 os.kill(p, sig)
-                alive.append(p)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):
                 pass
-        if not alive:
+        deadline = time.time() + 2
+        while time.time() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.1)
+        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
+        if not pids:
             return
-        time.sleep(0.7)
-        pids = [p for p in alive if Path(f"/proc/{p}").exists()]
 
 
 def reap(home: Path) -> None:

@@ -43,7 +43,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "harness"))
 
+from common import kill_pids, pids_naming  # noqa: E402  (harness/common.py: by PID, never by name)
 from tmux_agentstate.core.fixtures import (  # noqa: E402
     CANARY, load_index, load_known_misses, release_key,
 )
@@ -171,35 +173,6 @@ def cause(text: str) -> str:
         if _CAUSE.match(ln):
             return one_line(re.sub(r"^(npm (error|ERR!) )+", "npm error ", ln))
     return one_line(lines[-1]) if lines else ""
-
-
-def pids_naming(needle: str) -> list[int]:
-    """PIDs of processes whose command line or environment names `needle` (not ours)."""
-    out, nb = [], needle.encode()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
-            continue
-        try:
-            if nb in (d / "cmdline").read_bytes() or nb in (d / "environ").read_bytes():
-                out.append(int(d.name))
-        except OSError:
-            pass
-    return out
-
-
-def kill_pids(pids: list[int]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for p in pids:
-            try:
-                os.kill(p, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
-        deadline = time.time() + 2
-        while time.time() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
-            time.sleep(0.1)
-        pids = [p for p in pids if Path(f"/proc/{p}").exists()]
-        if not pids:
-            return
 
 
 def kill_group(proc: subprocess.Popen) -> None:

@@ -146,7 +146,8 @@ class Session:
 
     def __init__(self, tag: str, renderer: str, rows: int, cols: int, config: str,
                  mock: Mock, entries: list[dict], seed: dict[str, str] | None = None,
-                 extra_env: dict[str, str] | None = None):
+                 extra_env: dict[str, str] | None = None, no_mux: bool = False,
+                 settings: dict | None = None):
         self.tag, self.renderer, self.rows, self.cols = tag, renderer, rows, cols
         self.entries = entries
         stamp = f"{tag}-{os.getpid()}"
@@ -175,10 +176,15 @@ class Session:
                "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                **(extra_env or {})}
         cmd = [str(BIN), "--permission-mode", MODE_FLAG]
+        settings = dict(settings or {})
         if renderer == "classic" and FULLSCREEN:
-            cmd += ["--settings", '{"tui":"default"}']
+            settings["tui"] = "default"
         elif renderer == "fullscreen" and FULLSCREEN_OPT_IN:
-            cmd += ["--settings", '{"tui":"fullscreen"}']
+            settings["tui"] = "fullscreen"
+        if settings:
+            cmd += ["--settings", json.dumps(settings, separators=(",", ":"))]
+        if no_mux:  # as over ssh from inside tmux: the CLI sees no multiplexer (TMUX, STY, ZELLIJ)
+            cmd = ["env", "-u", "TMUX", "-u", "TMUX_PANE", "-u", "STY", "-u", "ZELLIJ", *cmd]
         self.cmd = cmd
         self.rec = Recording(RUNS / f"rec-claude-{stamp}", cmd, rows=rows, cols=cols, env=env,
                              cwd=self.proj, socket_name=f"agentstate-claude-{stamp}")
@@ -277,7 +283,7 @@ class Session:
 
     # snapshots ----------------------------------------------------------------------------------
     def snap(self, state: str, kind: str, how: str, *, settle: float | None = 0.6,
-             mark: str | None = None) -> str:
+             mark: str | None = None, need: str | None = WORKING) -> str:
         base = f"{self.renderer}-{self.cols}x{self.rows}-{self.tag}-{state}-{kind}"
         name, n = base, 1
         while any(e["file"] == name + ".raw" for e in self.entries):
@@ -300,7 +306,7 @@ class Session:
         else:
             log(f"[{self.tag}] {name}: screen kept changing during the copy")
         facts = {"bytes": dest.stat().st_size, "tmux_screen": after}
-        if state == "working" and WORKING not in after:
+        if state == "working" and need and need not in after:
             # the truth comes from the screen: a turn that ended before the copy is no
             # "working" capture (never seen on 2.1.332; 2.0.77 shows a reply only once done)
             dest.unlink()
@@ -826,7 +832,89 @@ def turn_error_scenario(name: str):
     return run
 
 
+# -- signals a screen can lack (sessions t*, u*, m*; NOTES-claude.md "Title, transcript view,
+# reduced motion") ------------------------------------------------------------------------------
+TRANSCRIPT = "Showing detailed transcript"  # the transcript view's footer (ctrl+o)
+
+
+def title_frames(s: Session, secs: float = 2.0) -> list[str]:
+    seen: list[str] = []
+    end = time.time() + secs
+    while time.time() < end:
+        t = s.rec.title().strip()
+        if t not in seen:
+            seen.append(t)
+        time.sleep(0.05)
+    return seen
+
+
+def sc_transcript(s: Session, p: dict) -> None:
+    """ctrl+o (the transcript view) hides the spinner row, the input box and its footer: a turn
+    running, a dialog up, and nothing, each seen from inside the view."""
+    s.prompt(f"{p['transcript_prompt']} STREAMSLOW 20")
+    s.wait(WORKING, STREAMING, timeout=30)
+    s.rec.send("C-o")
+    s.wait(TRANSCRIPT, timeout=10)
+    time.sleep(2.5)
+    log(f"[{s.tag}] title while streaming in the transcript view: {title_frames(s)}")
+    s.snap("working", "transcript-view", "a long reply streams; the user pressed ctrl+o: the "
+           "transcript view has no spinner row and no input footer (the terminal title may "
+           "still spin)", settle=None, need=TRANSCRIPT)
+    s.rec.send("C-o")
+    s.wait(PROMPT, timeout=10, absent=(TRANSCRIPT,))
+    s.wait_idle(timeout=60)
+    s.prompt(f"{p['transcript_cmd_prompt']} RUNCMD {p['transcript_cmd']}")
+    s.wait(DLG_BASH, timeout=30)
+    log(f"[{s.tag}] title with the dialog up: {title_frames(s, 1.0)}")
+    s.rec.send("C-o")
+    s.wait(TRANSCRIPT, timeout=10, absent=(DLG_BASH,))
+    s.snap("blocked", "transcript-view-dialog", "the Bash permission dialog is up; the user "
+           "pressed ctrl+o: the transcript view hides the dialog, its footer says a dialog "
+           "waits", need=None)
+    s.rec.send("C-o")
+    s.wait(DLG_BASH, timeout=10, absent=(TRANSCRIPT,))
+    s.rec.send("Escape")
+    s.wait_idle(timeout=30)
+    s.rec.send("C-o")
+    s.wait(TRANSCRIPT, timeout=10)
+    s.snap("idle", "transcript-view", "nothing runs; the user pressed ctrl+o: the transcript "
+           "view", need=None)
+    s.rec.send("C-o")
+    s.wait(PROMPT, timeout=10, absent=(TRANSCRIPT,))
+
+
+def sc_title_working(s: Session, p: dict) -> None:
+    """A turn waiting on its first token, for the terminal title's spinner frame."""
+    s.prompt(f"{p['title_prompt']} DELAYFIRST 14")
+    s.wait(WORKING, timeout=30)
+    time.sleep(2)
+    frames = title_frames(s)
+    log(f"[{s.tag}] title while busy: {frames}")
+    s.snap("working", "before-first-token", "prompt sent, mock holds the reply 14 s; title "
+           f"frames seen: {' | '.join(frames[:4])}", settle=None)
+    s.wait_idle(timeout=40)
+
+
+def sc_reduced_motion(s: Session, p: dict) -> None:
+    """prefersReducedMotion: the spinner row is a static "●" + verb + "…" (+ counter)."""
+    # 2.1.332: the row stays "● Coalescing… (0s · ↓ 3 tokens)", its counter frozen, and a
+    # streamed reply shows only once it is done: a turn waiting on its first token looks the same
+    s.prompt(f"{p['rm_prompt']} DELAYFIRST 14")
+    s.wait(WORKING, timeout=30)
+    time.sleep(4)
+    log(f"[{s.tag}] title with reduced motion: {title_frames(s, 1.0)}")
+    s.snap("working", "reduced-motion", "prefersReducedMotion: the mock holds the reply 14 s; "
+           "the spinner row is a static '●' + verb + '…' + counter", settle=None)
+    s.wait_idle(timeout=60)
+    s.prompt(f"{p['rm_reply_prompt']} ENDELLIPSIS")
+    s.wait("Working on it…", timeout=30)
+    s.wait_idle(timeout=30)
+    s.snap("idle", "reply-ellipsis", "prefersReducedMotion: the reply is one row ending in '…' "
+           "('● Working on it…'), the turn is over")
+
+
 SCENARIOS = {f.__name__[3:]: f for f in [
+    sc_transcript, sc_title_working, sc_reduced_motion,
     *(turn_error_scenario(n) for n in TURN_ERROR_CASES),
     sc_overload, sc_api_error, sc_stale_spinner,
     sc_reply_lookalike, sc_draft, sc_accept_edits,
@@ -984,6 +1072,30 @@ SESSIONS: dict[str, tuple] = {
     # plan approval in the fullscreen renderer at a wide size (b1 has it at 80x24)
     "d3": ("fullscreen", 40, 120, "ready", ["plan"], {
         "plan_prompt": "plan moving the settings into environment variables"}),
+    # the terminal title's spinner and the transcript view (ctrl+o): t* with TMUX, STY, ZELLIJ
+    # unset in the CLI's env (as over ssh from inside tmux; 2.1.267+ animate the title only then),
+    # u* under tmux as it is (2.1.220 animates the title there too)
+    "t1": ("fullscreen", 24, 80, "ready", ["title_working", "transcript"], {
+        "no_mux": True, "title_prompt": "check the loader", "transcript_prompt": "walk me "
+        "through the parser", "transcript_cmd_prompt": "make a build dir",
+        "transcript_cmd": "mkdir -p build && touch build/a.txt"}),
+    "t2": ("classic", 40, 120, "ready", ["transcript", "title_working"], {
+        "no_mux": True, "title_prompt": "audit the config", "transcript_prompt": "explain "
+        "the writer", "transcript_cmd_prompt": "stamp the tree",
+        "transcript_cmd": "date > stamp.txt && cp stamp.txt stamp.bak"}),
+    "u1": ("classic", 24, 80, "ready", ["transcript"], {
+        "transcript_prompt": "describe the cache", "transcript_cmd_prompt": "copy the readme",
+        "transcript_cmd": "cp README.md /tmp/readme.bak && chmod 600 /tmp/readme.bak"}),
+    "u2": ("fullscreen", 40, 120, "ready", ["transcript"], {
+        "transcript_prompt": "outline the format", "transcript_cmd_prompt": "touch a marker",
+        "transcript_cmd": "touch marker && ls -la > ls.txt"}),
+    # reduce motion (the `prefersReducedMotion` setting, /config "Reduce motion")
+    "m1": ("classic", 24, 80, "ready", ["reduced_motion"], {
+        "settings": {"prefersReducedMotion": True}, "rm_prompt": "walk through the reader",
+        "rm_reply_prompt": "start on the refactor"}),
+    "m2": ("fullscreen", 40, 120, "ready", ["reduced_motion"], {
+        "settings": {"prefersReducedMotion": True}, "rm_prompt": "explain the record layout",
+        "rm_reply_prompt": "begin the cleanup"}),
     # turns that end in an error (TURN_ERROR_CASES), each kind in a different order
     "e1": ("classic", 24, 80, "ready",
            ["err_rate_limit", "err_overloaded", "err_auth", "err_credit"], {
@@ -1030,7 +1142,8 @@ def run_session(tag: str, mock: Mock, entries: list[dict], errors: list[str]) ->
     if not FULLSCREEN:  # a release before the fullscreen renderer: every session is classic
         renderer = "classic"
     s = Session(tag, renderer, rows, cols, config, mock, entries, seed=SEED,
-                extra_env=params.get("env"))
+                extra_env=params.get("env"), no_mux=params.get("no_mux", False),
+                settings=params.get("settings"))
     try:
         if config == "ready":  # keys typed before the REPL is up land in the banner
             s.wait(PROMPT, "? for shortcuts", timeout=60)

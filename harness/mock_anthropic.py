@@ -276,6 +276,8 @@ def script(body: dict) -> dict:
         return text("I can apply the schema migration now. It rewrites two tables and takes a "
                     "minute.\n\nDo you want to proceed?\n\n1. Yes\n2. No, show me the SQL first\n\n"
                     "Esc to cancel is not needed here: just answer in the prompt.")
+    if "ENDELLIPSIS" in prompt and step == 0:  # a reply row that ends in "…" like a spinner row
+        return text("Working on it…")
     if "ENDQUESTION" in prompt and step == 0:
         return text("I found the off-by-one in the loop bound and fixed it; the parser now "
                     "stops at the last record instead of reading past it.\n\n"

@@ -9,7 +9,8 @@
 - Release (NpmRelease / PipRelease): an npm (PyPI) agent's prefix (venv), binary and fixture
   folder at one release, repointed by `--version`; release differences as tables (`pick`,
   `since`, `until`, `older_than`); Session, session_dirs, demo_project: the newer drivers'
-  session shape, throwaway dirs and git project.
+  session shape (`sized`: one script at the usual three sizes), throwaway dirs and git project;
+  home_config: a setup writing one config file.
 - Ctx: what a session script gets (the recording, waits on tmux's own view, `shot`); what
   idle / working / a dialog look like and the settle times are its class data.
 - Scenarios as data: step types (Prompt, Idle, Dialog, Working, Busy, Shot, Keys, Type...; `turn`,
@@ -312,6 +313,17 @@ class Session:
     cols: int
     project: str = "proj"
     run: Callable = None
+
+
+SIZES = [(24, 80, "webshop"), (36, 120, "ledger"), (48, 160, "cache-service")]   # rows, cols, project
+
+
+def sized(run, names: str | Iterable[str] = ("first-80", "mid-120", "big-160"), cls: type = Session,
+          **fields) -> list:
+    """The usual three sessions of one script, one at each of SIZES: named `names` (or
+    `<names>-<cols>` for a str), of class `cls` with `fields`."""
+    names = [f"{names}-{c}" for _, c, _ in SIZES] if isinstance(names, str) else names
+    return [cls(n, r, c, project=p, run=run, **fields) for n, (r, c, p) in zip(names, SIZES)]
 
 
 def session_dirs(agent: str, sess) -> tuple[Path, Path, Path]:
@@ -872,6 +884,19 @@ class Driver:
              capture=lambda only: capture(only, agent=r.agent, sessions=self.plan(self.sessions),
                                           out=r.out, bin_=r.bin, install=r.install, run=self.run_session,
                                           start_mock=self.mock, title=title))
+
+
+def home_config(rel: str, text: Callable[[int], str], project: dict[str, str] | None = None) -> Callable:
+    """A Driver's `setup` for an agent configured by one file: HOME/`rel` holding `text(mock
+    port)`, then the demo project (plus `project`: {file name: text})."""
+    def setup(d: Driver, sess, home: Path, proj: Path, mock: Mock) -> None:
+        path = home / rel
+        path.parent.mkdir(parents=True)
+        path.write_text(text(mock.port))
+        demo_project(proj)
+        for name, body in (project or {}).items():
+            (proj / name).write_text(body)
+    return setup
 
 
 def openai_mock(slow: float = 20, delay: float = 20) -> Callable[[Path], Mock]:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import Session  # noqa: E402
+from common import Session, Shot, WaitText, keys  # noqa: E402
 
 
 HERMES = common.PipRelease("hermes", "hermes-agent", "hermes", pinned="0.19.0", python="3.12")
@@ -74,6 +74,9 @@ def t_idle(s: str) -> bool:
 class Ctx(common.Ctx):
     release = HERMES
     columns = (40, 22, 8)
+    idle_what = "idle input row"
+    type_pause = 0.6
+    take_mode = "matching"
 
     @property
     def tui(self) -> bool:
@@ -85,31 +88,16 @@ class Ctx(common.Ctx):
     def is_working(self, s: str) -> bool:
         return T_WORKING in s if self.tui else bool(C_WORKING.search(s))
 
-    def wait_idle(self, timeout: float | None = None) -> str:
-        scr = self.wait(self.is_idle, "idle input row", timeout or 90)
-        self.rec.settle(0.8, timeout=10)
-        return scr
+    def started(self, s: str) -> bool:
+        return not self.is_idle(s)
 
-    def wait_working(self, timeout: float | None = None) -> str:
-        return self.wait(self.is_working, "working", timeout or 60)
-
-    def wait_dialog(self, needle: str | None = None, timeout: float | None = None) -> str:
-        scr = self.wait_text(needle or (T_APPROVAL if self.tui else C_CHOOSE), timeout or 60)
-        self.rec.settle(0.6, timeout=10)
-        return scr
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.6)
-        self.submit(text, lambda m: not self.is_idle(self.rec.screen()))
+    @property
+    def dialog(self) -> str:
+        return T_APPROVAL if self.tui else C_CHOOSE
 
     def shot(self, suffix: str, state: str, kind: str, how: str, settle=common._SETTLE) -> None:
         front = "--tui" if self.tui else "classic REPL"
         super().shot(("tui-" if self.tui else "") + suffix, state, kind, f"{front}: {how}", settle)
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        return self.take_matching(dest, settle)
 
 
 def all_states(c: Ctx) -> None:
@@ -159,30 +147,19 @@ def all_states(c: Ctx) -> None:
     c.shot("idle-after-cancel", "idle", "after-reject", "cancelled the /clear confirmation with Esc")
 
 
-def first_run(c: Ctx) -> None:
-    """No config.yaml: Hermes asks to run its setup, then offers a setup menu (Esc ends it)."""
-    c.wait_text("[Y/n]", timeout=120)
-    c.rec.settle(0.8, timeout=10)
-    c.shot("blocked-first-run", "blocked", "first-run",
-           "no provider configured: 'Run setup now? [Y/n]' (n exits Hermes)")
-    c.key("y", "Enter")
-    c.wait_text("ENTER/SPACE select")
-    c.rec.settle(0.8, timeout=10)
-    c.shot("blocked-setup-menu", "blocked", "first-run",
-           "'How would you like to set up Hermes?': Quick Setup / Full setup / Blank Slate")
-
-
-SESSIONS = [
-    HSession("classic-80", 24, 80, project="webshop", run=all_states),
-    HSession("classic-120", 36, 120, project="ledger", run=all_states),
-    HSession("classic-160", 48, 160, project="cache-service", run=all_states),
-    HSession("first-80", 24, 80, project="webshop", run=first_run),
-    HSession("first-120", 36, 120, project="ledger", run=first_run),
-    HSession("first-160", 48, 160, project="cache-service", run=first_run),
-    HSession("tui-80", 24, 80, project="webshop", run=all_states, tui=True),
-    HSession("tui-120", 36, 120, project="ledger", run=all_states, tui=True),
-    HSession("tui-160", 48, 160, project="cache-service", run=all_states, tui=True),
+FIRST_RUN = [  # no config.yaml: Hermes asks to run its setup, then offers a setup menu (Esc ends it)
+    WaitText("[Y/n]", timeout=120, settle=0.8),
+    Shot("blocked-first-run", "first-run", "no provider configured: 'Run setup now? [Y/n]' (n exits Hermes)"),
+    keys("y", "Enter"),
+    WaitText("ENTER/SPACE select", settle=0.8),
+    Shot("blocked-setup-menu", "first-run",
+         "'How would you like to set up Hermes?': Quick Setup / Full setup / Blank Slate"),
 ]
+
+
+SESSIONS = [*common.sized(all_states, "classic", HSession),
+            *common.sized(FIRST_RUN, "first", HSession),
+            *common.sized(all_states, "tui", HSession, tui=True)]
 
 
 def config(port: int) -> str:
@@ -194,7 +171,7 @@ def config(port: int) -> str:
 def setup(d: common.Driver, sess: HSession, home: Path, proj: Path, mock: common.Mock) -> None:
     """HOME with ~/.hermes/config.yaml (none for the first-run sessions) and the git project."""
     (home / ".hermes").mkdir(parents=True)
-    if sess.run is not first_run:
+    if sess.run is not FIRST_RUN:
         (home / ".hermes" / "config.yaml").write_text(config(mock.port))
     common.demo_project(proj)
 

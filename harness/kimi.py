@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import Session  # noqa: E402
+from common import Idle, Prompt, Shot, Sleep, Working, ask, keys  # noqa: E402
 
 
 KIMI = common.PipRelease("kimi", "kimi-cli", "kimi", pinned="1.51.0", python="3.13")
@@ -61,102 +60,50 @@ def is_idle(s: str) -> bool:
 class Ctx(common.Ctx):
     release = KIMI
     columns = (42, 22, 8)
-
-    def wait_idle(self, timeout: float = 90) -> str:
-        scr = self.wait(is_idle, "idle input", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
-
-    def wait_dialog(self, needle: str = APPROVAL, timeout: float = 60) -> str:
-        scr = self.wait_text(needle, timeout)
-        self.rec.settle(0.6, timeout=10)
-        return scr
-
-    def wait_working(self, timeout: float = 60) -> str:
-        return self.wait(is_working, "working", timeout)
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.5)
-        self.submit(text, lambda m: not is_idle(self.rec.screen()))
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        return self.take_matching(dest, settle)
+    is_idle = staticmethod(is_idle)
+    is_working = staticmethod(is_working)
+    started = staticmethod(lambda s: not is_idle(s))
+    idle_what = "idle input"
+    dialog = APPROVAL
+    take_mode = "matching"
 
 
-# ---- the scenario, as data: (prompt, dialog box, answer key, [shots]) ----------------------------
-# each shot: (when, suffix, state, kind, how); `when` is "dialog" (the box is up), "running"
-# (3 s after the answer, the turn still going) or "after" (idle again)
-DIALOGS = [
-    ("please run `sleep 8; ls -la` now", APPROVAL, "1", [
-        ("dialog", "blocked-command", "blocked", "shell-permission",
-         "Shell: 'Shell is requesting approval to run command', '→ [1] Approve once' … '[4] Reject, "
-         "tell the model what to do instead'"),
-        ("running", "working-tool-running", "working", "tool-running",
-         "approved with '1'; the 8 s command runs ('Using Shell (…)')"),
-        ("after", "idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")]),
-    ("create src/cache_utils.py with a helper", APPROVAL, "3", [
-        ("dialog", "blocked-edit", "blocked", "edit-permission",
-         "WriteFile: 'requesting approval to edit file', the new file's lines and the choices"),
-        ("after", "idle-after-reject", "idle", "after-reject", "rejected with '3' ('Rejected by user')")]),
-    ("ask me which option to use", QUESTION, "1", [
-        ("dialog", "blocked-question", "blocked", "question",
-         "AskUserQuestion: the question, '→ [1] Minimal fix', '[2] Refactor module', '[3] Other'"),
-        ("after", "idle-after-answer", "idle", "after-answer", "picked '1'; the mock replied")]),
-]
-
-
-def dialog_turn(c: Ctx, prompt: str, box: str, key: str, shots: list) -> None:
-    c.prompt(prompt)
-    c.wait_dialog(box)
-    for when, suffix, state, kind, how in shots:
-        if when == "dialog":
-            c.shot(suffix, state, kind, how)
-            c.key(key)
-        elif when == "running":
-            c.wait_working()
-            time.sleep(3)
-            c.shot(suffix, state, kind, how, settle=None)
-        else:
-            c.wait_idle()
-            c.shot(suffix, state, kind, how)
-
-
-def composing(c: Ctx, prompt: str, how: str | None) -> None:
+def composing(prompt: str, how: str | None = None) -> list:
     """A slow streamed reply: Kimi draws a paragraph once it is complete, so the screen while it
-    streams is the 'Composing… <n> tokens' spinner row; shot 4 s in (unless `how` is None)."""
-    c.prompt(prompt)
-    c.wait_text("Composing")
-    time.sleep(4)
-    if how:
-        c.shot("working-streaming", "working", "streaming", how, settle=None)
+    streams is the 'Composing… <n> tokens' spinner row; shot 4 s in (with a `how`)."""
+    return [Prompt(prompt, wait="Composing"),
+            Working("working-streaming", "streaming", how, delay=4, wait=False) if how else Sleep(4)]
 
 
-def all_states(c: Ctx) -> None:
-    """Every state this driver reaches, at the session's size (the interrupt last: Kimi sends
-    an interrupted turn's prompt again, joined to the next one)."""
-    c.wait_idle()
-    time.sleep(1.5)   # keys typed while it still loads are dropped
-    c.shot("idle-start", "idle", "start", "started: welcome box, empty input, mode and context rows")
-    for prompt, box, key, shots in DIALOGS:
-        dialog_turn(c, prompt, box, key, shots)
-    common.delayed_reply(c)
-    composing(c, "walk me through the scheduler slowly", "slow streamed reply, 4 s in ('Composing...')")
-    c.wait_idle()
-    c.shot("idle-after-reply", "idle", "after-reply", "the slow reply finished")
-    composing(c, "explain the token refresh flow in detail", None)
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt",
-           "Esc while the reply streamed ('Interrupted by user')")
-
-
-SESSIONS = [
-    Session("first-80", 24, 80, project="webshop", run=all_states),
-    Session("mid-120", 36, 120, project="ledger", run=all_states),
-    Session("big-160", 48, 160, project="cache-service", run=all_states),
+# Every state this driver reaches, at the session's size (the interrupt last: Kimi sends an
+# interrupted turn's prompt again, joined to the next one). A digit picks a choice at once.
+ALL_STATES = [
+    Idle(),
+    Sleep(1.5),   # keys typed while it still loads are dropped
+    Shot("idle-start", "start", "started: welcome box, empty input, mode and context rows"),
+    ask("please run `sleep 8; ls -la` now", "blocked-command", "shell-permission",
+        "Shell: 'Shell is requesting approval to run command', '→ [1] Approve once' … '[4] Reject, "
+        "tell the model what to do instead'", ("1",)),
+    Working("working-tool-running", "tool-running",
+            "approved with '1'; the 8 s command runs ('Using Shell (…)')"),
+    Idle("idle-after-approve", "after-approve", "the command finished; mock's final text"),
+    ask("create src/cache_utils.py with a helper", "blocked-edit", "edit-permission",
+        "WriteFile: 'requesting approval to edit file', the new file's lines and the choices", ("3",)),
+    Idle("idle-after-reject", "after-reject", "rejected with '3' ('Rejected by user')"),
+    ask("ask me which option to use", "blocked-question", "question",
+        "AskUserQuestion: the question, '→ [1] Minimal fix', '[2] Refactor module', '[3] Other'",
+        ("1",), needle=QUESTION),
+    Idle("idle-after-answer", "after-answer", "picked '1'; the mock replied"),
+    common.DELAYED_REPLY,
+    composing("walk me through the scheduler slowly", "slow streamed reply, 4 s in ('Composing...')"),
+    Idle("idle-after-reply", "after-reply", "the slow reply finished"),
+    composing("explain the token refresh flow in detail"),
+    keys("Escape"),
+    Idle("idle-after-interrupt-stream", "after-interrupt",
+         "Esc while the reply streamed ('Interrupted by user')"),
 ]
+
+SESSIONS = common.sized(ALL_STATES)
 
 
 def config(port: int) -> str:
@@ -175,20 +122,8 @@ max_context_size = 128000
 """
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base, home, proj = common.session_dirs("kimi", sess)
-    (home / ".kimi").mkdir(parents=True)
-    (home / ".kimi" / "config.toml").write_text(config(mock.port))
-    common.demo_project(proj)
-    env = {"HOME": str(home), **common.tmux_env()}
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run,
-                              base=base, home=home, cmd=[str(KIMI.bin)], env=env, cwd=proj)
-
-
-def main() -> None:
-    common.npm_main(__doc__, KIMI, SESSIONS, run_session, name="Kimi CLI",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
-
+DRIVER = common.Driver(KIMI, "Kimi CLI", __doc__, Ctx, SESSIONS, common.openai_mock(20, 20),
+                       setup=common.home_config(".kimi/config.toml", config))
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

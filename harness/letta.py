@@ -37,12 +37,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+from common import Dialog, Idle, Working, ask  # noqa: E402
 
 LETTA = common.NpmRelease("letta", "@letta-ai/letta-code", "letta", pinned="0.25.9")
 FOOTER = "(shift+tab to cycle)"            # the mode row under the input
@@ -56,81 +56,40 @@ def is_idle(s: str) -> bool:
     return FOOTER in s and WORKING not in s and DIALOG not in s
 
 
-def is_working(s: str) -> bool:
-    return WORKING in s
-
-
 class Ctx(common.Ctx):
     release = LETTA
     columns = (42, 22, 8)
-
-    def wait_idle(self, timeout: float = 90) -> str:
-        scr = self.wait(is_idle, "idle input", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
-
-    def wait_dialog(self, needle: str = DIALOG, timeout: float = 60) -> str:
-        scr = self.wait_text(needle, timeout)
-        self.rec.settle(0.6, timeout=10)
-        return scr
-
-    def wait_working(self, timeout: float = 60) -> str:
-        return self.wait(is_working, "working", timeout)
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.5)
-        self.submit(text, lambda m: not is_idle(self.rec.screen()))
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        return self.take_matching(dest, settle)
+    is_idle = staticmethod(is_idle)
+    is_working = staticmethod(lambda s: WORKING in s)
+    started = staticmethod(lambda s: not is_idle(s))
+    idle_what = "idle input"
+    dialog = DIALOG
+    take_mode = "matching"
 
 
-def sign_in(c: Ctx) -> None:
-    c.wait_dialog(SIGN_IN)
-    c.shot("blocked-sign-in", "blocked", "sign-in",
-           "a new HOME without --backend local: 'Welcome to Letta Code!', 'Login to Letta Code' / 'Exit'")
+SIGN_IN_SCREEN = [Dialog("blocked-sign-in", "sign-in",
+                         "a new HOME without --backend local: 'Welcome to Letta Code!', 'Login to Letta Code' / "
+                         "'Exit'", needle=SIGN_IN)]
 
+APPROVE = [  # start, a command approved, the command running, its end
+    Idle("idle-start", "start", "logo, 'Starting new conversation', empty input"),
+    ask("please run `sleep 6; ls -la` now", "blocked-command", "bash-permission",
+        "Bash: 'Run this command?', '❯ 1. Yes' / '2. Yes, and don't ask again…' / '3. No, …'", ("Enter",)),
+    Working("working-tool-running", "tool-running",
+            "approved '1. Yes'; the 6 s command runs ('Running... (2s)')", delay=2.5),
+    Idle("idle-after-approve", "after-approve", "the command finished; mock's final text"),
+]
 
-def approve(c: Ctx) -> None:
-    """Start, a command approved, the command running, its end."""
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", "logo, 'Starting new conversation', empty input")
-    c.prompt("please run `sleep 6; ls -la` now")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "bash-permission",
-           "Bash: 'Run this command?', '❯ 1. Yes' / '2. Yes, and don't ask again…' / '3. No, …'")
-    c.key("Enter")
-    c.wait_working()
-    time.sleep(2.5)
-    c.shot("working-tool-running", "working", "tool-running",
-           "approved '1. Yes'; the 6 s command runs ('Running... (2s)')", settle=None)
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
+EDIT_AND_QUESTION = [  # a file write rejected with Esc, then a question answered with its digit
+    ask("create src/cache_utils.py with a helper", "blocked-edit", "edit-permission",
+        "Write: 'Write to <file>?', the new lines, the choices", ("Escape",)),
+    Idle("idle-after-reject-esc", "after-reject", "rejected the write with Esc ('Approval cancelled')"),
+    ask("ask me which option to use", "blocked-question", "question",
+        "AskUserQuestion: header, question, '❯ 1. Minimal fix' … '3. Type something.'", ("1",), needle=QUESTION),
+    Idle("idle-after-answer", "after-answer", "picked '1. Minimal fix'; the mock replied"),
+]
 
-
-def edit_and_question(c: Ctx) -> None:
-    """A file write rejected with Esc, then a question answered with its digit."""
-    c.prompt("create src/cache_utils.py with a helper")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission", "Write: 'Write to <file>?', the new lines, the choices")
-    c.key("Escape")
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the write with Esc ('Approval cancelled')")
-    c.prompt("ask me which option to use")
-    c.wait_dialog(QUESTION)
-    c.shot("blocked-question", "blocked", "question",
-           "AskUserQuestion: header, question, '❯ 1. Minimal fix' … '3. Type something.'")
-    c.key("1")
-    c.wait_idle()
-    c.shot("idle-after-answer", "idle", "after-answer", "picked '1. Minimal fix'; the mock replied")
-
-
-def replies(c: Ctx) -> None:
-    """A held first token, then a streamed reply interrupted with Esc."""
-    common.delayed_reply(c)
-    common.interrupted_stream(c, "Escape")
+REPLIES = [common.DELAYED_REPLY, common.interrupted_stream_steps("Escape")]  # a held first token, an interrupted stream
 
 
 @dataclass
@@ -140,38 +99,34 @@ class LettaSession(common.Session):
 
 # one short recording per script (a fresh Letta each): the fixtures replay from the recording's
 # start, and the spinner row redraws several KB a second, so long sessions would be megabytes
-SIZES = [(24, 80, "webshop"), (36, 120, "ledger"), (48, 160, "cache-service")]
-SCRIPTS = [("setup", sign_in, False), ("approve", approve, True), ("edit", edit_and_question, True),
-           ("replies", replies, True)]
-SESSIONS = [LettaSession(f"{name}-{cols}", rows, cols, project=proj, run=run, local=local)
-            for name, run, local in SCRIPTS for rows, cols, proj in SIZES]
+SESSIONS = [*common.sized(SIGN_IN_SCREEN, "setup", LettaSession, local=False),
+            *common.sized(APPROVE, "approve", LettaSession),
+            *common.sized(EDIT_AND_QUESTION, "edit", LettaSession),
+            *common.sized(REPLIES, "replies", LettaSession)]
 
 
-def run_session(sess: LettaSession, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base, home, proj = common.session_dirs("letta", sess)
+def setup(d: common.Driver, sess: LettaSession, home: Path, proj: Path, mock: common.Mock) -> None:
+    """HOME and the project; for a local session, ~/.letta/settings.json and `letta connect`."""
     home.mkdir(parents=True)
     common.demo_project(proj)
-    env = {"HOME": str(home), **common.tmux_env()}
-    cmd = [str(LETTA.bin), "--permission-mode", "standard"]
-    if sess.local:
-        (home / ".letta").mkdir()
-        (home / ".letta" / "settings.json").write_text(json.dumps({"tokenStreaming": True}, indent=2))
-        done = subprocess.run([str(LETTA.bin), "connect", "lmstudio", "--base-url",
-                               f"http://127.0.0.1:{mock.port}/v1", "--backend", "local"],
-                              env=env, cwd=proj, capture_output=True, text=True, timeout=60)
-        if done.returncode != 0:   # e.g. 0.25.3: "Unknown option '--base-url'"
-            common.reap(home)
-            raise SystemExit(f"letta {LETTA.version}: `letta connect lmstudio` failed: "
-                             f"{(done.stderr or done.stdout).strip().splitlines()[0]}")
-        cmd[1:1] = ["--backend", "local"]
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run,
-                              base=base, home=home, cmd=cmd, env=env, cwd=proj)
+    if not sess.local:
+        return
+    (home / ".letta").mkdir()
+    (home / ".letta" / "settings.json").write_text(json.dumps({"tokenStreaming": True}, indent=2))
+    done = subprocess.run([str(LETTA.bin), "connect", "lmstudio", "--base-url",
+                           f"http://127.0.0.1:{mock.port}/v1", "--backend", "local"],
+                          env={"HOME": str(home), **common.tmux_env()}, cwd=proj,
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:   # e.g. 0.25.3: "Unknown option '--base-url'"
+        common.reap(home)
+        raise SystemExit(f"letta {LETTA.version}: `letta connect lmstudio` failed: "
+                         f"{(done.stderr or done.stdout).strip().splitlines()[0]}")
 
 
-def main() -> None:
-    common.npm_main(__doc__, LETTA, SESSIONS, run_session, name="Letta Code",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=10))
-
+DRIVER = common.Driver(
+    LETTA, "Letta Code", __doc__, Ctx, SESSIONS, common.openai_mock(20, 10), setup=setup,
+    cmd=lambda sess, proj: [str(LETTA.bin), *(["--backend", "local"] if sess.local else []),
+                            "--permission-mode", "standard"])
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

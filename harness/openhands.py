@@ -36,12 +36,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import Session  # noqa: E402
+from common import Busy, Idle, Prompt, Session, Shot, Sleep, WaitText, Working, ask, keys  # noqa: E402
 
 
 OPENHANDS = common.PipRelease("openhands", "openhands", "openhands", pinned="1.16.0", python="3.12")
@@ -56,107 +56,59 @@ def is_idle(s: str) -> bool:
     return INPUT in s and WORKING not in s and CONFIRM not in s and "Pausing conversation" not in s
 
 
-def is_working(s: str) -> bool:
-    return WORKING in s
-
-
 class Ctx(common.Ctx):
     release = OPENHANDS
     columns = (42, 22, 8)
-
-    def wait_idle(self, timeout: float = 90) -> str:
-        scr = self.wait(is_idle, "idle input box", timeout)
-        self.rec.settle(0.8, timeout=10)
-        return scr
-
-    def wait_dialog(self, needle: str = CONFIRM, timeout: float = 60) -> str:
-        scr = self.wait_text(needle, timeout)
-        self.rec.settle(0.6, timeout=10)
-        return scr
-
-    def wait_working(self, timeout: float = 60) -> str:
-        return self.wait(is_working, "working", timeout)
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.5)
-        self.submit(text, lambda m: not is_idle(self.rec.screen()))
-
-    def take(self, dest: Path, settle: float | None) -> dict:
-        return self.take_matching(dest, settle)
+    is_idle = staticmethod(is_idle)
+    is_working = staticmethod(lambda s: WORKING in s)
+    started = staticmethod(lambda s: not is_idle(s))
+    dialog = CONFIRM
+    take_mode = "matching"
 
 
-def first_run(c: Ctx) -> None:
-    """No saved settings, no env overrides: the first-run Settings form."""
-    c.wait_text(SETTINGS, timeout=120)
-    time.sleep(3)   # it takes keys only a while after it is drawn
-    c.shot("blocked-first-run-settings", "blocked", "first-run-setup",
-           "no saved settings: the Settings form (mode, provider, model, Save / Cancel)")
-
-
-def approvals(c: Ctx) -> None:
-    """Start, a command approved, a file edit rejected."""
-    c.wait_text(READY, timeout=120)
-    c.wait_idle()
-    time.sleep(2)
-    c.shot("idle-start", "idle", "start", "logo, 'All set up!', tips, the empty input box")
-    c.prompt("please run `sleep 8; ls -la` now")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "shell-permission",
-           "terminal: 'Confirm 1 action(s)?' with '> Yes / No / Always / Auto LOW/MED'")
-    c.key("Enter")
-    c.wait_working()
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running",
-           "approved 'Yes'; the 8 s command runs ('Working (Ns • ESC: pause)')", settle=None)
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; the mock's final text")
-    c.prompt("create src/cache_utils.py with a helper")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission",
-           "file_editor create: 'Confirm 1 action(s)?' under the edit's summary row")
-    c.key("Down", "Enter")
-    c.wait_idle()
-    c.shot("idle-after-reject", "idle", "after-reject", "picked 'No' ('Action rejected'); the mock replied")
-
-
-def waits(c: Ctx) -> None:
-    """A held reply, then Esc while a command runs (a session of its own: the bytes stay small)."""
-    c.wait_text(READY, timeout=120)
-    c.wait_idle()
-    time.sleep(2)
-    c.prompt("please ponder whether the API needs pagination")
-    c.wait_working()
-    time.sleep(5)
-    c.shot("working-before-first-token", "working", "waiting-first-token",
-           "5 s into the mock's held reply (OpenHands does not stream)", settle=None)
-    c.wait_idle()
-    c.shot("idle-after-delayed-reply", "idle", "after-reply", "the delayed reply arrived")
-    c.prompt("please run `sleep 20` now")
-    c.wait_dialog()
-    c.key("Enter")
-    c.wait_working()
-    time.sleep(3)
-    c.key("Escape")
-    c.wait_text("Pausing conversation", timeout=10)
-    c.shot("working-pausing", "working", "interrupting",
-           "Esc while a command runs: 'Pausing conversation' toast, the spinner row still up", settle=None)
-    c.wait_idle(timeout=60)
-    c.shot("idle-after-interrupt", "idle", "after-interrupt", "Esc while a command ran: paused")
-
-
-SESSIONS = [
-    Session("setup-80", 24, 80, project="webshop", run=first_run),
-    Session("setup-120", 36, 120, project="ledger", run=first_run),
-    Session("setup-160", 48, 160, project="cache-service", run=first_run),
-    Session("main-80", 24, 80, project="webshop", run=approvals),
-    Session("main-120", 36, 120, project="ledger", run=approvals),
-    Session("main-160", 48, 160, project="cache-service", run=approvals),
-    Session("wait-80", 24, 80, project="webshop", run=waits),
-    Session("wait-120", 36, 120, project="ledger", run=waits),
-    Session("wait-160", 48, 160, project="cache-service", run=waits),
+FIRST_RUN = [  # no saved settings, no env overrides: the first-run Settings form
+    WaitText(SETTINGS, timeout=120),
+    Sleep(3),   # it takes keys only a while after it is drawn
+    Shot("blocked-first-run-settings", "first-run-setup",
+         "no saved settings: the Settings form (mode, provider, model, Save / Cancel)"),
 ]
+
+READY_STEPS = [WaitText(READY, timeout=120), Idle(), Sleep(2)]   # the conversation exists, idle
+
+APPROVALS = [  # start, a command approved, a file edit rejected
+    READY_STEPS,
+    Shot("idle-start", "start", "logo, 'All set up!', tips, the empty input box"),
+    ask("please run `sleep 8; ls -la` now", "blocked-command", "shell-permission",
+        "terminal: 'Confirm 1 action(s)?' with '> Yes / No / Always / Auto LOW/MED'", ("Enter",)),
+    Working("working-tool-running", "tool-running",
+            "approved 'Yes'; the 8 s command runs ('Working (Ns • ESC: pause)')"),
+    Idle("idle-after-approve", "after-approve", "the command finished; the mock's final text"),
+    ask("create src/cache_utils.py with a helper", "blocked-edit", "edit-permission",
+        "file_editor create: 'Confirm 1 action(s)?' under the edit's summary row", ("Down", "Enter")),
+    Idle("idle-after-reject", "after-reject", "picked 'No' ('Action rejected'); the mock replied"),
+]
+
+WAITS = [  # a held reply, then Esc while a command runs (a session of its own: the bytes stay small)
+    READY_STEPS,
+    Prompt("please ponder whether the API needs pagination"),
+    Working("working-before-first-token", "waiting-first-token",
+            "5 s into the mock's held reply (OpenHands does not stream)", delay=5),
+    Idle("idle-after-delayed-reply", "after-reply", "the delayed reply arrived"),
+    Prompt("please run `sleep 20` now"),
+    lambda c: c.wait_dialog(),
+    keys("Enter"),
+    Busy(3),
+    keys("Escape"),
+    WaitText("Pausing conversation", timeout=10),
+    Shot("working-pausing", "interrupting",
+         "Esc while a command runs: 'Pausing conversation' toast, the spinner row still up", settle=None),
+    Idle("idle-after-interrupt", "after-interrupt", "Esc while a command ran: paused", timeout=60),
+]
+
+
+@dataclass
+class OHSession(Session):
+    configured: bool = True   # the env overrides (--override-with-envs); False: the first-run form
 
 
 def kill_sdk_tmux(tmpdir: Path) -> None:
@@ -166,34 +118,39 @@ def kill_sdk_tmux(tmpdir: Path) -> None:
                        env={**os.environ, "TMUX_TMPDIR": str(tmpdir)})
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base, home, proj = common.session_dirs("openhands", sess)
-    tmpdir = home / ".tmux"
-    tmpdir.mkdir(parents=True)
-    common.demo_project(proj)
-    env = {"HOME": str(home), "TMUX_TMPDIR": str(tmpdir), "OPENHANDS_SUPPRESS_BANNER": "1",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONWARNINGS": "ignore"}
-    cmd = [str(OPENHANDS.bin)]
-    if sess.run is not first_run:
-        env.update(LLM_MODEL="openai/mock-model", LLM_BASE_URL=f"http://127.0.0.1:{mock.port}/v1",
-                   LLM_API_KEY="dummy-key")
-        cmd.append("--override-with-envs")
-    env.update(common.tmux_env())
-
-    def script(c: Ctx) -> None:
+def sdk_tmux_killed(steps: list):
+    """The steps, then (whatever happens) the SDK's tmux server killed: before run_session's
+    reap deletes HOME (and the socket with it)."""
+    def run(c: Ctx) -> None:
         try:
-            sess.run(c)
-        finally:  # before run_session's reap deletes HOME (and the socket with it)
-            kill_sdk_tmux(tmpdir)
-
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), script,
-                              base=base, home=home, cmd=cmd, env=env, cwd=proj)
+            common.run_steps(c, steps)
+        finally:
+            kill_sdk_tmux(c.proj.parent / "home" / ".tmux")
+    return run
 
 
-def main() -> None:
-    common.npm_main(__doc__, OPENHANDS, SESSIONS, run_session, name="OpenHands CLI",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=15))
+SESSIONS = [*common.sized(sdk_tmux_killed(FIRST_RUN), "setup", OHSession, configured=False),
+            *common.sized(sdk_tmux_killed(APPROVALS), "main", OHSession),
+            *common.sized(sdk_tmux_killed(WAITS), "wait", OHSession)]
 
+
+def setup(d: common.Driver, sess: OHSession, home: Path, proj: Path, mock: common.Mock) -> None:
+    (home / ".tmux").mkdir(parents=True)   # TMUX_TMPDIR: the SDK's tmux server of this session
+    common.demo_project(proj)
+
+
+def env(sess: OHSession, home: Path, proj: Path, mock: common.Mock) -> dict:
+    e = {"HOME": str(home), "TMUX_TMPDIR": str(home / ".tmux"), "OPENHANDS_SUPPRESS_BANNER": "1",
+         "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONWARNINGS": "ignore"}
+    if sess.configured:
+        e.update(LLM_MODEL="openai/mock-model", LLM_BASE_URL=f"http://127.0.0.1:{mock.port}/v1",
+                 LLM_API_KEY="dummy-key")
+    return e
+
+
+DRIVER = common.Driver(
+    OPENHANDS, "OpenHands CLI", __doc__, Ctx, SESSIONS, common.openai_mock(20, 15), setup=setup, env=env,
+    cmd=lambda sess, proj: [str(OPENHANDS.bin), *(["--override-with-envs"] if sess.configured else [])])
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

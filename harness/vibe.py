@@ -50,7 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from common import Session  # noqa: E402
+from common import Dialog, Idle, Prompt, Shot, Sleep, WaitText, Working, ask, keys  # noqa: E402
 
 LOOSEN = ("certifi",)   # exact pins of these become `>=`: a CA bundle whose pinned build is not served
 
@@ -89,11 +89,12 @@ class VibeRelease(common.PipRelease):
 VIBE = VibeRelease("vibe", "mistral-vibe", "vibe", pinned="3.0.3", python="3.12")
 WORKING = "to interrupt)"                 # the spinner row while a turn runs
 DIALOG = "Enter select"                   # the key row of a permission / trust dialog
+TRUST = "Trust this folder?"
 PROMPT_RULE = re.compile(r"─ [\w-]+ ─\s*$", re.M)   # the rule above the prompt, the agent's name at its end
 
 
 def is_dialog(s: str) -> bool:
-    return DIALOG in s or "Trust this folder?" in s
+    return DIALOG in s or TRUST in s
 
 
 def is_idle(s: str) -> bool:
@@ -108,40 +109,28 @@ class Ctx(common.Ctx):
     release = VIBE
     columns = (42, 22, 8)
     settle = 1.0
+    is_idle = staticmethod(is_idle)
+    is_working = staticmethod(is_working)
+    started = staticmethod(lambda s: not is_idle(s))
+    idle_what = "idle prompt"
+    dialog = DIALOG
+    dialog_timeout = 90   # the first start (the trust dialog) takes a while
+    type_pause = 0.6
 
-    def wait_idle(self, timeout: float = 90) -> str:
-        self.wait(is_idle, "idle prompt", timeout)
+    # the spinner never stops while a turn runs (it spins above a dialog too), so the screen is
+    # never quiet: no settle after idle / a dialog, but a second look 1 s later
+    def wait_idle(self, timeout: float | None = None) -> str:
+        self.wait(self.is_idle, self.idle_what, timeout or self.idle_timeout)
         time.sleep(1.0)
-        return self.wait(is_idle, "idle prompt", timeout)
+        return self.wait(self.is_idle, self.idle_what, timeout or self.idle_timeout)
 
-    def wait_dialog(self, needle: str = DIALOG, timeout: float = 60) -> str:
-        self.wait_text(needle, timeout)
+    def wait_dialog(self, needle: str | None = None, timeout: float | None = None) -> str:
+        self.wait_text(needle or self.dialog, timeout or self.dialog_timeout)
         time.sleep(1.0)
         return self.rec.screen()
 
-    def wait_working(self, timeout: float = 60) -> str:
-        return self.wait(is_working, "working", timeout)
-
-    def prompt(self, text: str) -> None:
-        self.wait_idle()
-        self.rec.send(text, literal=True)
-        time.sleep(0.6)
-        self.submit(text, lambda m: not is_idle(self.rec.screen()))
-
-    def escape(self, gone) -> None:
-        """Esc until `gone(screen)`: 2.x (Textual) sometimes drops a lone Esc (a second one
-        always took in the trials)."""
-        for _ in range(3):
-            self.key("Escape")
-            end = time.time() + 4
-            while time.time() < end:
-                if gone(self.rec.screen()):
-                    return
-                time.sleep(0.1)
-
     def take(self, dest: Path, settle: float | None) -> dict:
-        """The spinner never stops while a turn runs (it spins above a dialog too): a quiet
-        40 ms window whose bytes replay to exactly tmux's screen."""
+        """A quiet 40 ms window whose bytes replay to exactly tmux's screen."""
         if settle:
             time.sleep(settle)
         for _ in range(20):
@@ -151,53 +140,47 @@ class Ctx(common.Ctx):
         return facts
 
 
-def all_states(c: Ctx) -> None:
-    """Every state this driver reaches, at the session's size."""
-    c.wait_dialog("Trust this folder?", timeout=90)
-    c.shot("blocked-folder-trust", "blocked", "folder-trust",
+def escape(gone):
+    """A step: Esc until `gone(screen)`: 2.x (Textual) sometimes drops a lone Esc (a second one
+    always took in the trials)."""
+    def step(c: Ctx) -> None:
+        for _ in range(3):
+            c.key("Escape")
+            end = time.time() + 4
+            while time.time() < end:
+                if gone(c.rec.screen()):
+                    return
+                time.sleep(0.1)
+    return step
+
+
+ALL_STATES = [  # every state this driver reaches, at the session's size
+    Dialog("blocked-folder-trust", "folder-trust",
            "first start in a folder with an AGENTS.md: 'Trust this folder?', '1. Trust folder' / "
-           "'2. Don't trust'")
-    c.key("Enter")
-    c.wait_idle()
-    c.shot("idle-start", "idle", "start", "trusted the folder: logo, empty prompt, status row")
-    c.prompt("please run `sleep 8; ls -la` now")
-    c.wait_dialog()
-    c.shot("blocked-command", "blocked", "shell-permission",
-           "bash: 'Permission for the … bash tool', '1. Allow once' … '4. Deny'")
-    c.key("Enter")
-    c.wait_text("Running")
-    time.sleep(3)
-    c.shot("working-tool-running", "working", "tool-running",
-           "allowed once; the 8 s command runs", settle=None)
-    c.wait_idle()
-    c.shot("idle-after-approve", "idle", "after-approve", "the command finished; mock's final text")
-    c.prompt("create src/cache_utils.py with a helper")
-    c.wait_dialog()
-    c.shot("blocked-edit", "blocked", "edit-permission", "write_file: the new file and the choices")
-    c.escape(lambda s: not is_dialog(s))
-    c.wait_idle()
-    c.shot("idle-after-reject-esc", "idle", "after-reject", "rejected the write with Esc")
-    c.prompt("ask me which option to use")
-    c.wait_text("Minimal fix")
-    time.sleep(1.5)
-    c.shot("blocked-question", "blocked", "question", "ask_user_question: a question, its options "
-           "and a free-text 'Other'")
-    c.key("Enter")
-    c.wait_idle()
-    c.shot("idle-after-answer", "idle", "after-answer", "picked the first option; the mock replied")
-    common.delayed_reply(c)
-    common.streaming(c, "explain the token refresh flow in detail",
-                     f"slow streamed reply ({c.s.cols} columns)")
-    c.escape(lambda s: not is_working(s))
-    c.wait_idle()
-    c.shot("idle-after-interrupt-stream", "idle", "after-interrupt", "Esc while the reply streamed")
-
-
-SESSIONS = [
-    Session("first-80", 24, 80, project="webshop", run=all_states),
-    Session("mid-120", 36, 120, project="ledger", run=all_states),
-    Session("big-160", 48, 160, project="cache-service", run=all_states),
+           "'2. Don't trust'", ("Enter",), needle=TRUST),
+    Idle("idle-start", "start", "trusted the folder: logo, empty prompt, status row"),
+    ask("please run `sleep 8; ls -la` now", "blocked-command", "shell-permission",
+        "bash: 'Permission for the … bash tool', '1. Allow once' … '4. Deny'", ("Enter",)),
+    WaitText("Running"),
+    Working("working-tool-running", "tool-running", "allowed once; the 8 s command runs", wait=False),
+    Idle("idle-after-approve", "after-approve", "the command finished; mock's final text"),
+    ask("create src/cache_utils.py with a helper", "blocked-edit", "edit-permission",
+        "write_file: the new file and the choices"),
+    escape(lambda s: not is_dialog(s)),
+    Idle("idle-after-reject-esc", "after-reject", "rejected the write with Esc"),
+    Prompt("ask me which option to use", wait="Minimal fix"),
+    Sleep(1.5),
+    Shot("blocked-question", "question", "ask_user_question: a question, its options and a free-text 'Other'"),
+    keys("Enter"),
+    Idle("idle-after-answer", "after-answer", "picked the first option; the mock replied"),
+    common.DELAYED_REPLY,
+    common.streaming_steps("explain the token refresh flow in detail",
+                           lambda c: f"slow streamed reply ({c.s.cols} columns)"),
+    escape(lambda s: not is_working(s)),
+    Idle("idle-after-interrupt-stream", "after-interrupt", "Esc while the reply streamed"),
 ]
+
+SESSIONS = common.sized(ALL_STATES)
 
 
 def config(port: int) -> str:
@@ -222,21 +205,11 @@ max_context_length = 128000
 """
 
 
-def run_session(sess: Session, mock: common.Mock, only: str | None, index: dict) -> list[str]:
-    base, home, proj = common.session_dirs("vibe", sess)
-    (home / ".vibe").mkdir(parents=True)
-    (home / ".vibe" / "config.toml").write_text(config(mock.port))
-    common.demo_project(proj)
-    (proj / "AGENTS.md").write_text("Keep changes small.\n")   # what makes Vibe ask for trust
-    env = {"HOME": str(home), "MOCK_API_KEY": "dummy-key", **common.tmux_env()}
-    return common.run_session(sess, lambda rec: Ctx(sess, rec, only, index), sess.run,
-                              base=base, home=home, cmd=[str(VIBE.bin)], env=env, cwd=proj)
-
-
-def main() -> None:
-    common.npm_main(__doc__, VIBE, SESSIONS, run_session, name="Mistral Vibe",
-                    start_mock=lambda log: common.Mock("mock_openai.py", log, slow=20, delay=20))
-
+DRIVER = common.Driver(
+    VIBE, "Mistral Vibe", __doc__, Ctx, SESSIONS, common.openai_mock(20, 20),
+    setup=common.home_config(".vibe/config.toml", config,
+                             {"AGENTS.md": "Keep changes small.\n"}),   # an AGENTS.md makes Vibe ask for trust
+    env=lambda sess, home, proj, mock: {"HOME": str(home), "MOCK_API_KEY": "dummy-key"})
 
 if __name__ == "__main__":
-    main()
+    DRIVER.main()

@@ -259,9 +259,8 @@ def ring_sidecar(tmux_env: str, pane: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    agent = (argv + [""])[0]
+    agent, event = (argv + ["", ""])[:2]  # before the try: the finally prints for this agent
     try:
-        agent, event = (argv + ["", ""])[:2]
         if len(argv) > 2:  # Codex's `notify` passes its JSON as the last argument
             raw = argv[-1]
         else:

@@ -342,7 +342,18 @@ def main() -> int:
     ac.add_argument("--agents", type=int, default=6)
     ac.add_argument("--interval", type=float, default=0.7)
     ac.add_argument("--intake", choices=INTAKES, default="pipe")
+    co = sub.add_parser("cost", help="what the sidecar adds to tmux's own CPU (bench_cost.py)")
+    co.add_argument("--scenarios", default="idle:200,busy:50",
+                    help="comma-separated idle:N (agents waiting) and busy:N (replaying)")
+    co.add_argument("--intakes", default="emulate,pipe")
+    co.add_argument("--runs", type=int, default=3)
+    co.add_argument("--seconds", type=float, default=30)
+    co.add_argument("--interval", type=float, default=0.7)
     args = ap.parse_args()
+    if args.cmd == "cost":
+        from bench_cost import cmd_cost
+        cmd_cost(args, Bench, PY)
+        return 0
     {"load": cmd_load, "flood": cmd_flood, "accuracy": cmd_accuracy}[args.cmd](args)
     return 0
 

@@ -149,6 +149,16 @@ def test_a_session_file_change_reaches_the_state_without_the_pane_listing(tmux_s
     (sessions / f"{agent.pid + 100000}.json").write_text(json.dumps({"status": "waiting"}))
     time.sleep(1)
     assert tmux_server.state(agent.pane) == "working"
+    # reading the file (the sidecar's own read, after a ring; any program's) rings nothing:
+    # inotify tells opens and closes too, and a ring answered by a read looped, 2 % of a core
+    # for one idle Claude pane
+    mark = time.time()
+    first = wait_for(lambda: (lambda st: st if st and st.get("updated", 0) > mark else None)(
+        sc.status()), timeout=12, message="a fresh status")
+    session.read_text()
+    time.sleep(5.5)
+    last = sc.status()
+    assert last["updated"] > first["updated"] and last["rings"] == first["rings"], (first, last)
 
 
 # -- faults ----------------------------------------------------------------------------------------

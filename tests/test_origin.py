@@ -22,6 +22,7 @@ import pytest
 from conftest import replay_command, wait_for
 from test_signals import IDLE, cli, hook, launch_record
 from test_wheel import wheel_venv  # noqa: F401 (a fixture)
+from tmux_agentstate.sidecar.doorbell import ring
 from tmux_agentstate.core.origin import LaunchRecord, refusal, safe_name
 
 STANDIN = r'''#!PYTHON
@@ -169,7 +170,9 @@ def test_a_plain_process_running_the_hook_marks_nothing_and_is_logged_once(tmux_
     hook(tmux_server, agent.pane, "claude", "PermissionRequest", launched=False)
     tmux_server.cmd("set-option", "-p", "-t", agent.pane, "@agentstate_report",
                     f"blocked {time.time():.3f} hook:claude:PermissionRequest {'ab' * 16}")
-    # (the sidecar reads reports with its pane listing, every few seconds if nothing prints)
+    # and its doorbell rung, as the hook does after it sets a report (otherwise the sidecar
+    # reads reports with its pane listing: every `listing_every`, 30 s, when nothing happens)
+    ring(sc.runtime_dir(), agent.pane)
     wait_for(lambda: len(refusals(sc, agent.pane)) == 2, timeout=20, message="a second line")
     settle(sc)
     assert tmux_server.state(agent.pane) == "idle"

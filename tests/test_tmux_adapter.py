@@ -73,7 +73,7 @@ def test_control_client_reports_a_dead_server(tmux_server):
 
 
 def test_control_client_tells_when_a_client_may_show_another_pane(tmux_server, pty_client):
-    """`focus_changed`: from the control client's notifications, read without waiting and
+    """`news`: from the control client's notifications, read without waiting and
     without a command in between (a quiet sidecar sends none)."""
     other = tmux_server.new_pane("sleep 600")
     client = pty_client("main")
@@ -82,17 +82,28 @@ def test_control_client_tells_when_a_client_may_show_another_pane(tmux_server, p
     try:
         tmux.run(["display-message", "-p", "x"])
         # its own attach: tmux queues that %session-changed, so it can come after the answer
-        wait_for(tmux.focus_changed, timeout=3, message="the control client's own attach")
+        wait_for(tmux.news, timeout=3, message="the control client's own attach")
         time.sleep(0.2)
-        assert not tmux.focus_changed()
+        assert not tmux.news()
         tmux_server.cmd("switch-client", "-c", client.name(), "-t", other)
-        wait_for(tmux.focus_changed, timeout=3, message="a client switched session")
-        assert not tmux.focus_changed()  # read once
+        wait_for(tmux.news, timeout=3, message="a client switched session")
+        assert not tmux.news()  # read once
         tmux_server.cmd("split-window", "-t", other, "sleep 600")
-        wait_for(tmux.focus_changed, timeout=3, message="the active pane changed")
+        wait_for(tmux.news, timeout=3, message="the active pane changed")
+        time.sleep(0.6)  # the split's other news (its layout, the window's automatic name)
+        tmux.news()
         tmux_server.cmd("set-option", "-g", "@agentstate-test", "1")  # not about focus
         time.sleep(0.3)
-        assert not tmux.focus_changed()
+        assert not tmux.news()
+        # a window of another session than the control client's: tmux says "unlinked"
+        session = tmux_server.cmd("display-message", "-p", "-t", other, "#{session_name}")
+        window = tmux_server.cmd("new-window", "-d", "-t", f"{session}:", "-P", "-F",
+                                 "#{window_id}", "sleep 600")
+        wait_for(tmux.news, timeout=3, message="a window was added in another session")
+        tmux_server.cmd("rename-window", "-t", window, "renamed")
+        wait_for(tmux.news, timeout=3, message="a window was renamed (automatic-rename too)")
+        tmux_server.cmd("kill-window", "-t", window)
+        wait_for(tmux.news, timeout=3, message="a window was closed")
         assert tmux.run(["display-message", "-p", "still answers"]) == ["still answers"]
     finally:
         tmux.close()

@@ -113,24 +113,38 @@ def stdout_targets(pids) -> dict[str, int]:
 def child_pids(pid: int) -> frozenset | None:
     """A process's children: one read of /proc/<pid>/task/<pid>/children where the kernel
     has it (psutil would scan every process); None when the process is gone."""
+    found = _read_children(f"/proc/{pid}/task/{pid}/children")
+    try:  # None: a kernel without that file, or the process is gone
+        return found if found is not None else frozenset(
+            c.pid for c in psutil.Process(pid).children())
+    except psutil.Error:
+        return None
+
+
+def children_text(pid: int) -> bytes | None:
+    """The kernel's list of a process's children, as text (a change is told without a set
+    of pids made each time)."""
+    return _read_all(f"/proc/{pid}/task/{pid}/children")
+
+
+def _read_children(path: str) -> frozenset | None:
+    """The pids in a /proc/…/children file; None when it cannot be read."""
+    data = _read_all(path)
+    return None if data is None else frozenset(int(p) for p in data.split())
+
+
+def _read_all(path: str) -> bytes | None:
     try:
-        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY)
-    except FileNotFoundError:
-        if not psutil.pid_exists(pid):
-            return None
+        fd = os.open(path, os.O_RDONLY)
         try:
-            return frozenset(p.pid for p in psutil.Process(pid).children())
-        except psutil.Error:
-            return None
+            data = b""
+            while chunk := os.read(fd, 65536):
+                data += chunk
+            return data
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    try:
-        data = b""
-        while chunk := os.read(fd, 65536):
-            data += chunk
-    finally:
-        os.close(fd)
-    return frozenset(int(p) for p in data.split())
 
 
 def tty_size(tty: str) -> tuple[int, int] | None:
@@ -174,11 +188,34 @@ def foreground(pane_pid: int) -> Foreground | None:
     if fg is None or not fg.shim:
         return fg
     try:  # the shim's child leads the pty's session (its keeper); its tty's foreground
-        keepers = [c.pid for c in psutil.Process(fg.pgid).children() if os.getsid(c.pid) == c.pid]
+        keepers = [c.pid for c in _children(psutil.Process(fg.pgid)) if os.getsid(c.pid) == c.pid]
     except (psutil.Error, OSError):
         keepers = []
     inner = _foreground(keepers[0]) if keepers else None
     return inner if inner is not None and not inner.shim else fg
+
+
+def _children(proc: psutil.Process) -> list[psutil.Process]:
+    """A process's children, in pid order, from the kernel's lists (a read per thread); not
+    psutil's `children()`, which reads every process's stat (a cold start with 200 panes:
+    half its CPU)."""
+    try:  # a child is listed under the thread that started it (a runtime's worker thread)
+        tasks = os.listdir(f"/proc/{proc.pid}/task")
+    except FileNotFoundError:
+        raise psutil.NoSuchProcess(proc.pid) from None
+    except OSError:
+        return proc.children()
+    lists = [_read_children(f"/proc/{proc.pid}/task/{task}/children") for task in tasks]
+    if all(found is None for found in lists):  # a kernel without those files
+        return proc.children()
+    pids = set().union(*(found for found in lists if found))
+    out = []
+    for pid in sorted(pids):
+        try:
+            out.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            continue
+    return out
 
 
 def _foreground(pane_pid: int) -> Foreground | None:
@@ -193,7 +230,7 @@ def _foreground(pane_pid: int) -> Foreground | None:
         except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
             cwd = None
         kids, pids = [], [pgid]
-        for child in leader.children()[:8]:
+        for child in _children(leader)[:8]:
             try:
                 if os.getpgid(child.pid) != pgid:
                     continue  # a job of its own (stopped with C-z, or in the background)

@@ -21,7 +21,7 @@ else:  # pragma: no cover
 from .answers import Pick, parse_answers
 from .safe_read import read_head
 from .patterns import SEARCH_BUDGET, Guard, Hint, Pattern, take_faults
-from .rows import find_line as _find_line, find_line_clear_below, paragraphs
+from .rows import below_last, find_line as _find_line, paragraphs
 from .screen import ScreenView
 
 __all__ = ["ENGINE", "SEARCH_BUDGET", "Guard", "Hint", "Identity", "Manifest", "ManifestError",
@@ -121,8 +121,9 @@ class Rule:
         text = self.region_text(view)
         if self.not_ and any(_find_line(p, text) is not None for p in self.not_):
             return None
-        find = _find_line if not self.not_below else (
-            lambda p, t: find_line_clear_below(p, self.not_below, t))
+        if self.not_below:
+            text = below_last(self.not_below, text)
+        find = _find_line
         hit = None
         for pat in self.all:
             found = find(pat, text)

@@ -7,9 +7,10 @@ import re
 from .patterns import Pattern
 
 
-def find_line_clear_below(pattern: Pattern, not_below, text: str) -> str | None:
-    """The first row `pattern` matches with no `not_below` row under it: the rows below the
-    last `not_below` row are all that can count."""
+def below_last(not_below, text: str) -> str:
+    """The rows below the last row any `not_below` pattern matches (all of `text` if none
+    does): all that can count for a rule with `not_below` rows. Found once per look, not once
+    per pattern of the rule."""
     cut = -1
     for p in not_below:
         pos = 0
@@ -19,7 +20,7 @@ def find_line_clear_below(pattern: Pattern, not_below, text: str) -> str | None:
             if row_end < 0:
                 break
             pos = row_end + 1
-    return find_line(pattern, text if cut < 0 else text[cut + 1:])
+    return text if cut < 0 else text[cut + 1:]
 
 
 # a row that starts a list item or an entry, never the rest of a wrapped sentence: a number and

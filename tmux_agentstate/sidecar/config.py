@@ -89,13 +89,19 @@ class Config:
     capture_interval: float = 0.3  # capture intake: how often the screens are read
     settle: float = 0.05           # look at a pane this long after its bytes...
     min_gap: float = 0.15          # ...emulate: classify a pane at most once per min_gap
+    busy_classify: float = 2.0     # ...emulate: a pane still printing, at the sweep
     read_gap: float = 0.1          # ...pipe: read changed screens at most once per read_gap,
     read_rate: float = 170.0       # or longer while many panes print: at most ~read_rate screens
     read_gap_max: float = 0.3      # a second (a CPU bound), but never longer than read_gap_max
+    quiet: float = 0.15            # ...pipe, a working pane: read once it has been quiet this
+    busy_read: float = 5.0         # long (or its bytes drew a prompt's text), or after this
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
     flood_seconds: float = 0.05    # ...or parsing time per pane per sweep: costly sequences
                                    # (insert mode, line edits) must not lag the other panes
-    listing_every: float = 5.0     # list panes from tmux at least this often (Sidecar.sweep)
+    listing_every: float = 30.0    # list panes from tmux at least this often: a backstop,
+                                   # events tell the rest (loop.listing_due)...
+    listing_blind: float = 5.0     # ...or this often, without the events' sources (no
+                                   # doorbell for hook reports, no control client)
     report_lifetime: float = 30.0
     icons: dict = field(default_factory=lambda: dict(ICONS))
     styles: dict = field(default_factory=lambda: dict(STYLES))

@@ -24,6 +24,7 @@ FD_RESERVE = 64  # descriptors kept free for everything else (/proc, tmux, logs,
 
 
 BELL = ""  # what `wait` returns for the doorbell's descriptor (`listen`): no pane id
+NEWS = "!"  # ...and for the control client's (tmux's notifications)
 FD_WANTED = 1 << 16  # enough for 32,000 piped panes; the children we start inherit it too
 
 
@@ -52,10 +53,18 @@ class Fifos:
         self.selector = selectors.DefaultSelector()
         self._fds: dict[str, tuple[int, int]] = {}  # pane id → (read fd, our write fd)
         self._recent: dict[str, bytearray] = {}
-        self._bell: int | None = None  # another descriptor waited on with the FIFOs (`listen`)
+        self._others: dict[str, int] = {}  # other descriptors waited on with the FIFOs (`listen`)
+        self._real_dir: str | None = None
 
     def path_for(self, pane_id: str) -> Path:
         return self.dir / f"pane-{pane_id.lstrip('%')}.fifo"
+
+    def real_path_for(self, pane_id: str) -> str:
+        """`path_for` with every symlink of the folder resolved (what /proc shows a writer
+        writing to); the folder's resolved once, not per pane per listing."""
+        if self._real_dir is None:
+            self._real_dir = os.path.realpath(self.dir)
+        return os.path.join(self._real_dir, f"pane-{pane_id.lstrip('%')}.fifo")
 
     def open(self, pane_id: str) -> Path:
         """A fresh FIFO for this pane (an old one at the path is replaced: after a restart its
@@ -112,22 +121,27 @@ class Fifos:
     def watching(self) -> set[str]:
         return set(self._fds)
 
-    def listen(self, fd: int | None) -> None:
-        """Wait on `fd` too (the doorbell's; it replaces the one before): `wait` returns BELL
-        among the pane ids when it is readable. The caller reads it."""
-        if self._bell is not None:
+    def listen(self, fd: int | None, key: str = "") -> None:
+        """Wait on `fd` too (it replaces the one before under the same `key`; BELL, "", is the
+        doorbell's): `wait` returns `key` among the pane ids when it is readable. The caller
+        reads it."""
+        old = self._others.pop(key, None)
+        if old is not None:
             try:
-                self.selector.unregister(self._bell)
+                self.selector.unregister(old)
             except (KeyError, ValueError, OSError):
                 pass
-        self._bell = fd
         if fd is not None:
-            self.selector.register(fd, selectors.EVENT_READ, BELL)
+            try:
+                self.selector.register(fd, selectors.EVENT_READ, key)
+            except (KeyError, ValueError, OSError):
+                return  # closed meanwhile, or already there under another key
+            self._others[key] = fd
 
     def wait(self, timeout: float) -> list[str]:
         """Pane ids with bytes to read, and BELL if the descriptor `listen` gave is readable
         (empty after `timeout` seconds)."""
-        if not self._fds and self._bell is None:
+        if not self._fds and not self._others:
             if timeout > 0:
                 import time
                 time.sleep(timeout)

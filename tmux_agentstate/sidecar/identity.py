@@ -1,7 +1,7 @@
 """Who is in front of each pane: the agent its tty's foreground process group runs (through
 procs), or an SSH-like client whose far side's agent only the screen can tell (core/tunnels),
-cached by that group, and whether the process table says something changed since the last
-listing (a pane came or went, an agent started or left)."""
+cached by that group until a look says it changed (`foreground_changed`, which rechecks.py
+decides when to ask), and whether the process table says a pane came or went."""
 from __future__ import annotations
 
 from .. import procs
@@ -18,19 +18,27 @@ class Identities:
         self._via: dict[str, str] = {}  # pane → the tunnel kind in front (no agent process)
         self._fg: dict[str, procs.Foreground | None] = {}
         self._foregrounds: dict[str, tuple[int, tuple]] = {}  # pane → (pane pid, foreground key)
+        self._suspects: set[str] = set()  # panes whose foreground changed since identified
+        self._children_text: bytes | None = None  # the server's children, as last read
         self.server_pid = 0
         self.children: frozenset | None = None  # the tmux server's child processes
 
-    def identify(self, info: PaneInfo, reread: bool = True) -> tuple[Manifest | None, int]:
+    def identify(self, info: PaneInfo) -> tuple[Manifest | None, int]:
         """The manifest of the agent in front of the pane (None: no agent), and its process
-        group. Without `reread`, the last answer (between two reads of the process table)."""
+        group. The last answer while nothing says it changed (a look found its foreground
+        changed: `foreground_changed`; its process is another: respawned); else the process
+        table is read."""
         if info.dead:
             self._via.pop(info.pane_id, None)
             return None, 0
         cached = self._identity.get(info.pane_id)
-        if cached and not reread:
+        known = self._foregrounds.get(info.pane_id)
+        if (cached and info.pane_id not in self._suspects and known is not None
+                and known[0] == info.pane_pid):
             return (self.catalog.get(cached[1]) if cached[1] else None), cached[0][0]
+        self._suspects.discard(info.pane_id)
         key = procs.foreground_key(info.pane_pid) or (0, b"")
+        self._foregrounds[info.pane_id] = (info.pane_pid, key)
         if cached and cached[0] == key:
             return (self.catalog.get(cached[1]) if cached[1] else None), key[0]
         fg = procs.foreground(info.pane_pid)
@@ -64,14 +72,36 @@ class Identities:
             self._fg.pop(pane_id, None)
             self._via.pop(pane_id, None)
         self.children = procs.child_pids(self.server_pid) if self.server_pid else None
-        self._foregrounds = {info.pane_id: (info.pane_pid, self._identity[info.pane_id][0])
-                             for info in panes if info.pane_id in self._identity}
+        self._children_text = None
+        self._foregrounds = {p: v for p, v in self._foregrounds.items() if p in seen}
+        self._suspects &= seen
         return gone
 
-    def changed(self) -> bool:
-        """The process table says a pane came or went (the server's children), or an agent
-        started or left a pane (its tty's foreground)."""
-        if self.server_pid and procs.child_pids(self.server_pid) != self.children:
-            return True
-        return any((procs.foreground_key(pane_pid) or (0, b"")) != key
-                   for pane_pid, key in self._foregrounds.values())
+    def children_changed(self) -> bool:
+        """The process table says a pane came or went (the server's children: one read)."""
+        if not self.server_pid:
+            return False
+        raw = procs.children_text(self.server_pid)
+        if raw is not None and raw == self._children_text:
+            return False  # the same text: no set of hundreds of pids made to compare
+        self._children_text = raw
+        return procs.child_pids(self.server_pid) != self.children
+
+    def foreground_changed(self, pane_id: str) -> bool:
+        """Whether another command is in front of the pane than at its last identification
+        (two small reads of /proc); if so, the next `identify` reads it afresh."""
+        known = self._foregrounds.get(pane_id)
+        if known is None or pane_id in self._suspects:
+            return pane_id in self._suspects
+        if (procs.foreground_key(known[0]) or (0, b"")) == known[1]:
+            return False
+        self._suspects.add(pane_id)
+        return True
+
+    def panes(self) -> tuple[list[str], list[str]]:
+        """(panes with an agent or an SSH-like client in front, the other panes), as of the
+        last listing."""
+        ours = [p for p, (_, agent) in self._identity.items()
+                if agent is not None or p in self._via]
+        mine = set(ours)
+        return ours, [p for p in self._foregrounds if p not in mine]

@@ -17,7 +17,6 @@ import signal
 import threading
 import time
 
-from .. import procs
 from ..core.catalog import Catalog
 from ..core.manifest import Manifest, take_faults
 from ..tmux import Batch, PaneInfo, ServerGone, Tmux, TmuxError
@@ -32,8 +31,10 @@ from .publish import Publisher
 from .rings import Rings
 from .runtime import Runtime
 from .update_check import UpdateCheck
-from .watch import (NO_AGENT, PaneWatch, classify, could_be_blocked, infer_agent, mark_shown,
-                    new_watch, record_changed, relisted)
+from . import listing, pace
+from .rechecks import Rechecks
+from .watch import (PaneWatch, classify, could_be_blocked, infer_agent, new_watch,
+                    read_agent_files, record_changed)
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -64,20 +65,6 @@ def start_beside(s: "Sidecar") -> None:
     s.rings.start()  # the doorbell: hook reports and session files answered at once
 
 
-def listing_due(s: "Sidecar", now: float) -> bool:
-    """Whether this sweep must list the panes from tmux: its time has come, an intake
-    reads its screens with it, or the process table says a pane came or went, an agent
-    started or left (the tty's foreground changed), or a watched pane was resized (its
-    tty's size), or a client may show another pane (the control client's notifications)."""
-    focus = s.tmux.focus_changed()  # read (and reset) at every sweep
-    if focus or now >= s._next_listing or any(i.wants_listing() for i in s.intakes):
-        return True
-    if s.identities.changed():
-        return True
-    return any(procs.tty_size(w.info.tty) not in (None, (w.screen.lines, w.screen.columns))
-               for w in s.panes.values())
-
-
 class Sidecar:
     def __init__(self, tmux: Tmux, runtime: Runtime, catalog: Catalog | None = None,
                  config: Config | None = None):
@@ -93,12 +80,17 @@ class Sidecar:
         self.manifests = ManifestWatch(self.catalog, held=lambda: self.install.changing)
         self.update_check = UpdateCheck(self.config.manifest_check, self.config.manifest_url)
         self.identities = Identities(self.catalog)
+        self.rechecks = Rechecks()
+        self.to_publish: set[str] = set()  # panes to publish at the end of this sweep
+        self._lost_pipes_children = None   # the server's children when pipes were last checked
+        self._writing: dict[str, int] = {}  # what those children write (their stdout)
         self.remote = RemoteHosts(tmux, runtime.dir, self.config, self.publish)  # hosts/
         self._stop = threading.Event()
         self._recent_asked = threading.Event()
         self._next_full = 0.0
         self._next_listing = 0.0             # when the sweep lists panes from tmux again
         self.sweeps = 0
+        self.quiet = 0  # sweeps in a row that found nothing to do (pace.py)
         self.classifications = 0
         self.rings = Rings(self)  # rings.py
 
@@ -126,13 +118,18 @@ class Sidecar:
                     break
                 if now >= next_sweep and not self.intake.holds_sweep(now):
                     self.sweep()
-                    next_sweep = now + self.intake.period
+                    next_sweep = now + pace.period(self)
                     continue
+                pace.hear_news(self)
                 wake = self.intake.wait(next_sweep)
                 if wake.changed:
                     self._early(wake.changed)
                 if wake.rung:
                     self.rings.answer()
+                if wake.changed or wake.rung or wake.coalesce:
+                    self.quiet = 0
+                if self.intake.take_news():  # a listing at once (the sweep reads the news)
+                    next_sweep = time.monotonic()
                 if wake.coalesce:
                     # this adds at most COALESCE to any latency
                     time.sleep(COALESCE)
@@ -195,7 +192,7 @@ class Sidecar:
         `show-messages` log (1000 lines by default), so an idle sidecar must not fill it."""
         self.sweeps += 1
         now = time.monotonic()
-        if self.manifests.reload_due() or listing_due(self, now):
+        if self.manifests.reload_due() or pace.listing_due(self, now):
             self._list_and_sweep()
             return
         changed = [w for intake in self.intakes for w in intake.sweep_read(now)]
@@ -204,68 +201,11 @@ class Sidecar:
         self._settle()
 
     def _list_and_sweep(self) -> None:
-        if self.manifests.reload():
-            self.identities.forget_all()
-            for w in self.panes.values():
-                w.screen.dirty = True
-        now = time.monotonic()
-        captured = {i: i.listing_captures(now) for i in self.intakes}
-        # no list-clients here: who looks at which pane comes from list-panes (below); the
-        # clients themselves are listed only to tell them something
-        panes, _, screens = self.tmux.listing([w.pane_id for ws in captured.values() for w in ws],
-                                              with_clients=False)
-        # processes and session files are read once per interval, however often the sweep
-        # runs (the capture intake's ticks)
-        now = time.monotonic()
-        full = self.intake.period >= self.config.interval or now >= self._next_full
-        if full:
-            self._next_full = now + self.config.interval * 0.95
-        batch = Batch()
-        seen: set[str] = set()
-        for info in panes:
-            seen.add(info.pane_id)
-            manifest, pgid = self.identities.identify(info, reread=full)
-            w = self.panes.get(info.pane_id)
-            via = self.identities.via(info.pane_id)  # a tunnel: its agent inferred (watch.py)
-            if via and w is not None and (w.via, w.pgid) == (via, pgid):
-                relisted(w, info, screens, full)
-                continue
-            if manifest is None:
-                if w is not None:
-                    self._drop(w, batch)
-                if via:
-                    self._adopt(info, NO_AGENT, pgid, batch, via)
-                elif w is None and (info.state_option or info.our_pipe):  # an earlier sidecar's
-                    self.publish.clean_leftovers(info, batch)
-                continue
-            if w is not None and w.manifest is not manifest and w.manifest.name == manifest.name:
-                w.manifest = manifest  # its file was edited (reloaded): the new rules apply
-                w.screen.dirty = True
-            if w is None or w.manifest.name != manifest.name or w.pgid != pgid:
-                if w is not None:
-                    self._drop(w, batch, unpublish=False)
-                self._adopt(info, manifest, pgid, batch)
-                continue
-            relisted(w, info, screens, full)
-        mark_shown(self.panes, panes, self.tmux.control_session, time.time())
-        for intake, ws in captured.items():
-            intake.after_listing(ws, screens, seen)
-        for gone in set(self.panes) - seen:  # pane killed: tmux closed its pipe already
-            w = self.panes.pop(gone)
-            w.intake.forget(w)
-        for gone in self.identities.listed(panes, seen):
-            self.publish.forget(gone)
-        # a pane whose pipe another program's `pipe-pane` replaced or closed is never taken
-        # back: the fallback intake reads its screen from tmux from now on
-        self.fallback.take_lost_pipes(list(self.panes.values()),
-                                      procs.stdout_targets(self.identities.children), batch)
-        self.publish.apply(batch)  # pipes first: no byte is lost between a capture and a pipe
-        self._next_listing = time.monotonic() + self.config.listing_every
-        self.rings.listed()
-        self._settle()
+        listing.list_and_sweep(self)
 
     def _settle(self) -> None:
-        """Seed, classify what changed, publish: the end of every sweep."""
+        """Seed, classify what changed, publish what may have changed: the end of every sweep.
+        A pane nothing happened to costs an attribute test or two (no tmux, no /proc)."""
         for fault in take_faults():  # a rule over the search budget, disabled: said once
             log.error("manifest rule %s", fault)
         for intake in self.intakes:
@@ -277,13 +217,19 @@ class Sidecar:
             if (w.via and infer_agent(w, self.catalog.by_name, now)) or (  # adopted, dropped
                     w.screen.dirty and w.intake.worth_classifying(w, now)):
                 self._classify(w)
-            self.publish.pane(w, batch)
+        for pane_id in self.to_publish:
+            w = self.panes.get(pane_id)
+            if w is not None:
+                self.publish.pane(w, batch)
+        self.to_publish.clear()
         self.remote.settle()  # the options followed; remote state changes told
         self.publish.aggregates(panes, batch)
         self.publish.apply(batch)
-        if self.install.status_due(time.monotonic()) or self.sweeps % 5 == 1:
+        wall = time.monotonic()
+        if self.install.status_due(wall) or self.publish.status_due(wall):
             self.publish.status(panes, {"sweeps": self.sweeps,
                                         "classifications": self.classifications,
+                                        "rings": self.rings.answered,
                                         **self.install.status(self.intake.period)},
                                 self.manifests.faults())
 
@@ -295,6 +241,7 @@ class Sidecar:
         self.panes[info.pane_id] = w
         if not self.intake.attach(w, batch):
             self.fallback.take(w)  # another program pipes it: never steal its pipe
+        w.intake.seed_soon(w)
         log.info("%s (%s): %s in front, watching by %s", info.pane_id, info.address,
                  via or manifest.name, w.intake.name)
 
@@ -309,11 +256,15 @@ class Sidecar:
     # -- classify ----------------------------------------------------------------------------------
     def _classify(self, w: PaneWatch) -> None:
         self.classifications += 1
+        self.quiet = 0
+        self.to_publish.add(w.pane_id)  # published at the end of this sweep, if not before
         change = classify(w, self.config.report_lifetime)
         if change is None:
             return
         old, new = change
         before, w.inherited = old.state if old else w.inherited, None
+        if new is not None and new.state != "working":
+            read_agent_files(w)  # a turn that ended wrote its usage (the context in use)
         if new:
             self.publish.note(w, new.state, before, w.since)
         # the rule, not the prompt line: no pane text in a log that may outlive its server

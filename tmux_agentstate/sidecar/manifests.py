@@ -7,6 +7,7 @@ import logging
 import threading
 
 from ..core.catalog import Catalog
+from .sessions import CHANGES
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -36,6 +37,8 @@ class ManifestWatch:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event):
+                if event.event_type not in CHANGES:
+                    return  # a read: every command that loads the catalog opens them
                 if str(event.src_path).endswith(".toml") or event.is_directory:
                     reload.set()
 

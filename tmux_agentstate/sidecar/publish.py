@@ -4,7 +4,6 @@ looking, and the status file `status` reads. Only from states and the user's own
 pane text reaches tmux only quoted, in `@agentstate_detail` and a message."""
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import time
@@ -17,6 +16,7 @@ from . import desktop
 from .notify import Notifier, ring, write_tty
 from .pane_rows import PaneRows
 from .runtime import Runtime
+from .status_file import StatusFile
 from ..tmux import Batch, ClientInfo, PaneInfo, ServerGone, Tmux, TmuxError, tmux_quote
 from .watch import PaneWatch, shown_state
 
@@ -31,10 +31,6 @@ PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since
 log = logging.getLogger("tmux_agentstate.sidecar")
 
 DETAIL_MAX = 200
-# what the status segment says while the runtime folder cannot be written (short: it shares
-# the segment with the panes' counts)
-DISK_FAULTS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota full",
-               errno.EROFS: "disk read-only"}
 
 
 def remote_key(host: str, pane: str) -> str:
@@ -115,8 +111,11 @@ class Publisher:
         # "host" + "stale"; counted in the summary, told like local panes (remote_changes)
         self.remote_rows: Callable[[], list[dict]] = lambda: []
         self._remote_notes: list[dict] = []  # remote rows to tell at the next aggregates
-        self.disk_fault: str | None = None  # why the runtime folder cannot be written now
-        self._disk_fault_since = 0.0
+        self.status_file = StatusFile(runtime, tmux)
+        # the local panes' part of the aggregates, counted again only when a pane's options
+        # changed (a sweep where nothing did costs no loop over the panes, no rows file)
+        self._local_due, self._local_n = True, -1
+        self._local_counts: dict[str, int] = {s: 0 for s in URGENCY}
 
     # -- panes ---------------------------------------------------------------------------------
     def pane(self, w: PaneWatch, batch: Batch) -> None:
@@ -152,10 +151,12 @@ class Publisher:
             if w.published.get(name, "<unset>") != value:
                 batch.set_pane(w.pane_id, name, value)
                 w.published[name] = value
+                self._local_due = True
 
     def unpublish(self, pane_id: str, batch: Batch) -> None:
         for name in PUBLISHED_PANE_OPTIONS:
             batch.set_pane(pane_id, name, None)
+        self._local_due = True
 
     def clean_leftovers(self, info: PaneInfo, batch: Batch) -> None:
         """Options and a pipe an earlier sidecar left on a pane with no agent in front."""
@@ -173,6 +174,7 @@ class Publisher:
 
     def forget(self, pane_id: str) -> None:
         self.notifier.forget(pane_id)
+        self._local_due = True
 
     def remote_changes(self, transitions: list[tuple[dict, str | None]]) -> None:
         """Remote panes that changed state, (row, old state): told as local panes are (at the
@@ -200,6 +202,24 @@ class Publisher:
 
     # -- windows, summary, notifications ---------------------------------------------------------
     def aggregates(self, panes: list[PaneWatch], batch: Batch) -> None:
+        if self._local_due or len(panes) != self._local_n:
+            self._local_due, self._local_n = False, len(panes)
+            self.status_file.panes_changed()
+            self._local(panes, batch)
+        counts = dict(self._local_counts)
+        blocked_hosts, stale = count_remote(self._remote(), counts)
+        self._flush_notes(batch)
+        summary = self.config.render_summary(counts, blocked_hosts, stale)
+        fault = self.status_file.disk_fault
+        if fault:  # the panes are still published; this says what is not
+            mark = in_own_style(self.config.styles["blocked"], f" agentstate: {fault} ")
+            summary = f"{summary} {mark}" if summary else mark
+        if summary != self._summary:
+            batch.set_global("@agentstate_summary", summary)
+            self._summary = summary
+
+    def _local(self, panes: list[PaneWatch], batch: Batch) -> None:
+        """The local panes' counts, window badges and rows file."""
         self.rows_file.update(panes)
         windows: dict[str, str] = {}
         counts = {s: 0 for s in URGENCY}
@@ -211,22 +231,21 @@ class Publisher:
             cur = windows.get(w.info.window_id)
             if cur is None or URGENCY[state] > URGENCY[cur]:
                 windows[w.info.window_id] = state
-        blocked_hosts, stale = count_remote(self._remote(), counts)
-        self._flush_notes(batch)
         # no refresh-client: tmux redraws every client's status line when an option is set
         for window, state in windows.items():
             if self._windows.get(window) != state:
                 batch.set_window(window, "@agentstate_window", state)
         for window in set(self._windows) - set(windows):
             batch.set_window(window, "@agentstate_window", None)
-        self._windows = windows
-        summary = self.config.render_summary(counts, blocked_hosts, stale)
-        if self.disk_fault:  # the panes are still published; this says what is not
-            mark = in_own_style(self.config.styles["blocked"], f" agentstate: {self.disk_fault} ")
-            summary = f"{summary} {mark}" if summary else mark
-        if summary != self._summary:
-            batch.set_global("@agentstate_summary", summary)
-            self._summary = summary
+        self._windows, self._local_counts = windows, counts
+
+    def recount(self) -> None:
+        """Count the local panes again at the next `aggregates` (a listing: a pane may have
+        moved to another window)."""
+        self._local_due = True
+
+    def status_due(self, now: float) -> bool:
+        return self.status_file.due(now)
 
     def _flush_notes(self, batch: Batch) -> None:
         """Tell the clients that are not looking at the pane; bell; the user's command."""
@@ -287,38 +306,7 @@ class Publisher:
                     pass
 
     def status(self, panes: list[PaneWatch], counters: dict, rule_faults: list[str]) -> None:
-        """The status file `status` and `doctor` read. A disk that is full (or read-only, or
-        over quota) does not stop the watching: it is said once in the log and in the status
-        segment until the file can be written again."""
-        try:
-            self._write_status(panes, counters, rule_faults)
-        except OSError as e:
-            fault = DISK_FAULTS.get(e.errno, f"cannot write ({e.strerror or e})")
-            if fault != self.disk_fault:
-                log.error("cannot write %s: %s; watching on, the status segment says so until "
-                          "it can be written", self.runtime.status_path, e.strerror or e)
-                self.disk_fault, self._disk_fault_since = fault, time.time()
-            return
-        self.runtime.name_lock()  # if a full disk kept our pid out of the lock
-        if self.disk_fault:
-            log.info("%s is written again (it was not since %s: %s)", self.runtime.status_path,
-                     time.strftime("%H:%M:%S", time.localtime(self._disk_fault_since)),
-                     self.disk_fault)
-            self.disk_fault = None
-
-    def _write_status(self, panes: list[PaneWatch], counters: dict, rule_faults: list[str]) -> None:
-        self.runtime.write_status({
-            "socket": self.runtime.socket_path, "pid": os.getpid(), "updated": time.time(),
-            # `report` may ask for the panes' last bytes with SIGUSR1 (to a sidecar that does
-            # not say so, an older one, that signal would be fatal)
-            "recent_on_sigusr1": True,
-            **counters,
-            "tmux_commands": self.tmux.commands_sent,
-            "rule_faults": rule_faults,
-            "panes": [{"pane": w.pane_id, "address": w.info.address, "agent": w.manifest.name,
-                       "mode": w.intake.name, "state": w.state.state if w.state else None}
-                      for w in panes],
-        })
+        self.status_file.write(panes, counters, rule_faults)
 
     def recent_bytes(self, panes: list[PaneWatch]) -> None:
         """`report` asked (SIGUSR1): each watched pane's last bytes into the runtime folder

@@ -32,6 +32,7 @@ class Rings:
         self.bell = Doorbell(sidecar.runtime.dir)
         self.sessions = SessionFiles(self.bell.ring_here)
         self._said: str | None = None
+        self.answered = 0  # rings of watched panes answered (the status file says it)
 
     def start(self) -> None:
         self._open()
@@ -67,6 +68,7 @@ class Rings:
         hooked, files = self.bell.take(), self.bell.take_here()
         hooked &= s.panes.keys()
         files &= s.panes.keys()
+        self.answered += len(hooked) + len(files)
         changed = self._reports(hooked) + [w for w in map(s.panes.get, files) if _reread(w)]
         if not changed:
             return

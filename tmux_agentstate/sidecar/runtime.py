@@ -237,9 +237,13 @@ class Runtime:
 
     def write_status(self, data: dict) -> None:
         """Whole or not at all; OSError (a full disk) leaves no partial file taking room."""
+        self.write_status_text(json.dumps(data, separators=(",", ":")))  # read by programs
+
+    def write_status_text(self, text: str) -> None:
+        """`write_status` of JSON text already made."""
         tmp = self.status_path.with_suffix(".tmp")
         try:
-            tmp.write_text(json.dumps(data, indent=1))
+            tmp.write_text(text)
             os.replace(tmp, self.status_path)
         except OSError:
             try:

@@ -18,6 +18,10 @@ from .. import procs
 from .watch import PaneWatch
 
 log = logging.getLogger("tmux_agentstate.sidecar")
+# watchdog's events that change a file; it also tells every open and close of one for reading,
+# and the sidecar reading a session file after a ring must not ring again (it looped: 2 % of a
+# core for one idle Claude pane)
+CHANGES = frozenset({"created", "modified", "deleted", "moved", "closed"})
 
 
 class SessionFiles:
@@ -29,6 +33,11 @@ class SessionFiles:
         self._handler = None
         self._watched: set[str] = set()
         self._said = False
+
+    @property
+    def reliable(self) -> bool:
+        """Every folder could be watched so far: a change of a session file rings."""
+        return not self._said
 
     def follow(self, panes: Iterable[PaneWatch]) -> None:
         """The session files of the Claude panes watched now (at each listing)."""
@@ -62,8 +71,8 @@ class SessionFiles:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event):
-                if event.is_directory:
-                    return
+                if event.is_directory or event.event_type not in CHANGES:
+                    return  # a read (ours, answering a ring) is no change: no ring for it
                 for path in (event.src_path, getattr(event, "dest_path", "")):
                     pane = files._by_path.get(os.fsdecode(path)) if path else None
                     if pane is not None:

@@ -51,6 +51,7 @@ class PaneWatch:
     context_file: str | None = None    # where that comes from
     context_mtime: float = 0.0
     context_found_at: float = 0.0      # when context_file was last looked for
+    files_read_at: float = 0.0         # when its agent's files were last read (monotonic)
     # the FIFO intakes' own (pipe, emulate)
     piped_at: float = 0.0              # when our pipe was last set on it (monotonic)
     last_byte: float = 0.0

@@ -58,8 +58,9 @@ class ControlClient:
     answers each command with its output between `%begin T N F` and `%end T N F` (`%error` if
     it failed, and then skips the rest of the line). Lines between blocks are notifications
     (`%session-changed`…), ignored, except `%exit`: the client is gone, and the ones that say
-    a client may now show another pane (`FOCUS`): `focus_changed` is set, for the sidecar to
-    look again at who shows what (a "done" badge goes as soon as the user looks).
+    what a pane listing shows may have changed (`NEWS`: a client may show another pane, a
+    window came, went or was renamed): `news` is set, for the sidecar to list the panes again
+    (a "done" badge goes as soon as the user looks; a new pane is watched at once).
 
     Attached with `ignore-size` (never sizes a window) and `no-output` (no `%output` copies of
     pane bytes). The one thing it changes that a user can see: its session counts as attached
@@ -67,16 +68,22 @@ class ControlClient:
     (with `#{client_control_mode}` 1, which the sidecar skips)."""
 
     TIMEOUT = 5.0
-    # sent to every control client, whichever session or window they are about
-    FOCUS = (b"%session-window-changed", b"%window-pane-changed", b"%client-session-changed",
-             b"%session-changed")
+    # what may change what a pane listing shows, each sent to every control client: who
+    # shows which pane (the first four, and a client that left), and which panes there are
+    # and where (windows added, closed or moved; sessions made, closed or renamed). A window
+    # renamed is news too: with automatic-rename (tmux's default) its name follows the
+    # command in front of its active pane, so an agent started or left there is told at once
+    NEWS = (b"%session-window-changed", b"%window-pane-changed", b"%client-session-changed",
+             b"%session-changed", b"%client-detached",
+             b"%window-add", b"%window-close", b"%window-renamed", b"%layout-change",
+             b"%unlinked-window-", b"%sessions-changed", b"%session-renamed")
 
     def __init__(self, argv: list[str]):
         self.argv = argv          # tmux plus its -L/-S
         self.proc: subprocess.Popen | None = None
         self._buf, self._pos = b"", 0   # what tmux sent; read up to _pos
         self.session: str | None = None
-        self.focus_changed = False
+        self.news = False
         # format subscriptions (tmux 3.2+, `refresh-client -B`): name → format, asked again at
         # each connect; what tmux last said of each (`%subscription-changed`), until taken
         self.subscriptions: dict[str, str] = {}
@@ -160,8 +167,8 @@ class ControlClient:
             self._notification(head)
 
     def _notification(self, head: bytes) -> None:
-        if head.startswith(self.FOCUS):
-            self.focus_changed = True
+        if head.startswith(self.NEWS):
+            self.news = True
         elif head.startswith(b"%subscription-changed "):
             # %subscription-changed NAME $S @W I %P ... : VALUE (for a session-wide format,
             # "- - -" for the window and pane parts); the value is the rest of the line

@@ -170,9 +170,20 @@ class Tmux(Reading):
         c = self.control
         return c.session if c is not None and c.connected else None
 
-    def focus_changed(self) -> bool:
-        """Whether a client may show another pane since the last call (the control client's
-        notifications; always False without one: the periodic listing has it then)."""
+    def control_fd(self) -> int | None:
+        """The control client's output, while it runs: readable when tmux has news (or the
+        client ended). The sidecar's waits wake on it."""
+        c = self.control
+        return c.proc.stdout.fileno() if c is not None and c.connected else None
+
+    def news_pending(self) -> bool:
+        """Whether news came in with a command's answer and is not yet taken (`news`)."""
+        return self.control is not None and self.control.news
+
+    def news(self) -> bool:
+        """Whether tmux said, since the last call, that what a pane listing shows may have
+        changed (the control client's notifications: `ControlClient.NEWS`); always False
+        without one: the periodic listing has it then."""
         c = self.control
         if c is None or not c.connected:
             return False
@@ -180,7 +191,7 @@ class Tmux(Reading):
             c.poll()
         except OSError:
             return False
-        changed, c.focus_changed = c.focus_changed, False
+        changed, c.news = c.news, False
         return changed
 
     def subscribe(self, name: str, fmt: str) -> bool:

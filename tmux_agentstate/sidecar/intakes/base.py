@@ -33,15 +33,19 @@ class Wake:
         self.rung = rung
 
 
-def readable(fd: int | None, timeout: float) -> bool:
-    """Sleep up to `timeout` seconds or until `fd` is readable (then True). poll(), not
-    select(): a descriptor past 1024 (hundreds of piped panes) is fine."""
-    if fd is None:
+def readable(fd: int | None, timeout: float, news: int | None = None) -> tuple[bool, bool]:
+    """Sleep up to `timeout` seconds or until `fd` or `news` is readable: (whether `fd` is,
+    whether `news` is). poll(), not select(): a descriptor past 1024 (hundreds of piped panes)
+    is fine."""
+    fds = [f for f in (fd, news) if f is not None]
+    if not fds:
         time.sleep(max(0.0, timeout))
-        return False
+        return False, False
     p = select.poll()
-    p.register(fd, select.POLLIN)
-    return bool(p.poll(max(0, math.ceil(timeout * 1000))))
+    for f in fds:
+        p.register(f, select.POLLIN)
+    ready = {f for f, _ in p.poll(max(0, math.ceil(timeout * 1000)))}
+    return fd in ready, news in ready
 
 
 class Intake:
@@ -54,10 +58,24 @@ class Intake:
         self.config = config
         self._all = panes  # the loop's panes; this intake's are those it holds
         self.bell = None   # the doorbell (sidecar/doorbell.py): every wait wakes when it rings
+        self.printed: set[str] = set()  # panes whose bytes came since the loop last took them
+        self.news_fd: int | None = None  # the control client's output: tmux's notifications
+        self._unseeded: dict[str, PaneWatch] = {}  # panes whose screen must come from tmux
+        self.heard_news = False          # ...which a wait found readable
 
     def hear(self, bell) -> None:
         """Wake from every wait when `bell` rings (again after it was made afresh)."""
         self.bell = bell
+
+    def hear_news(self, fd: int | None) -> None:
+        """Wake from every wait when `fd` (the control client's output) is readable: tmux has
+        news (`Tmux.news` reads it). Again after each connect of the control client."""
+        self.news_fd = fd
+
+    def take_news(self) -> bool:
+        """Whether a wait since the last call woke for tmux's news."""
+        heard, self.heard_news = self.heard_news, False
+        return heard
 
     def panes(self) -> list[PaneWatch]:
         return [w for w in self._all.values() if w.intake is self]
@@ -74,8 +92,22 @@ class Intake:
         """Hold `w`, from another intake that let it go: its screen comes from tmux again."""
         w.intake = self
         w.screen = self.new_screen(w.info)
-        w.need_seed = True
         w.flooding = False
+        self.seed_soon(w)
+
+    def seed_soon(self, w: PaneWatch) -> None:
+        """`w`'s screen must come from tmux at the next `seed` (adopted, resized, taken):
+        kept apart, so a sweep with nothing to seed looks at no pane."""
+        w.need_seed = True
+        self._unseeded[w.pane_id] = w
+
+    def _take_unseeded(self) -> list[PaneWatch]:
+        """The panes of this intake still to seed (a pane gone, or now another intake's,
+        dropped)."""
+        fresh = [w for w in self._unseeded.values()
+                 if w.need_seed and w.intake is self and self._all.get(w.pane_id) is w]
+        self._unseeded = {}
+        return fresh
 
     def detach(self, w: PaneWatch, batch: Batch) -> None:
         """Stop watching `w`; the pane is still there (the agent left it, or we stop)."""
@@ -106,8 +138,16 @@ class Intake:
         return Wake(rung=self._sleep(until - time.monotonic()))
 
     def _sleep(self, seconds: float) -> bool:
-        """Sleep `seconds`, or less when the doorbell rings: whether it rang."""
-        return readable(self.bell.fileno() if self.bell else None, seconds)
+        """Sleep `seconds`, or less when the doorbell rings or tmux has news: whether it
+        rang."""
+        rung, news = readable(self.bell.fileno() if self.bell else None, seconds, self.news_fd)
+        self.heard_news |= news
+        return rung
+
+    def take_printed(self) -> set[str]:
+        """The panes that printed since the last call (rechecks.py looks at them)."""
+        printed, self.printed = self.printed, set()
+        return printed
 
     def wants_listing(self) -> bool:
         """Every sweep must list the panes (this intake reads its screens with the listing)."""
@@ -143,7 +183,7 @@ class Intake:
 
     def seed(self) -> None:
         """Screens that must come from tmux now (new panes, and the ones `need_seed` marks)."""
-        fresh = [w for w in self.panes() if w.need_seed]
+        fresh = self._take_unseeded()
         if not fresh:
             return
         screens = self.tmux.capture([w.pane_id for w in fresh], escapes=False)
@@ -151,3 +191,5 @@ class Intake:
             if w.pane_id in screens:
                 w.screen.update(screens[w.pane_id], w.info.cursor_y, w.info.title)
                 w.need_seed = False
+            else:
+                self.seed_soon(w)  # gone meanwhile, or a failed capture: at the next sweep

@@ -1,7 +1,7 @@
 """The emulate intake (the default): a pane's bytes, through its FIFO, are parsed by our own
-screen (`PaneScreen`), seeded from tmux's rendering with escapes (`capture-pane -e`) in the
-moment the pipe is set; a pane is pre-checked `settle` after its bytes, at most every
-`min_gap`. It sends tmux few commands, and tmux logs each in the user's `show-messages`
+screen (`PaneScreen`), seeded from tmux's rendering (`capture-pane -p`: the screen keeps text
+only) in the moment the pipe is set; a pane is pre-checked `settle` after its bytes, at most
+every `min_gap`. It sends tmux few commands, and tmux logs each in the user's `show-messages`
 (5 busy agents: pipe ~13 a second, emulate ~1; docs/bench/messages-*.txt). A pane whose
 parsing costs too much (a flood) is read from tmux instead until it is quiet."""
 from __future__ import annotations
@@ -24,26 +24,36 @@ log = logging.getLogger("tmux_agentstate.sidecar")
 class EmulateIntake(PipedIntake):
     name = "emulate"
 
+    def __init__(self, *args):
+        super().__init__(*args)
+        self._counted: dict[str, PaneWatch] = {}  # panes whose bytes were counted since the seed
+        self._flooding: dict[str, PaneWatch] = {}  # panes whose bytes are dropped (a flood)
+        self._pending: dict[str, PaneWatch] = {}   # panes with a time set to look at them
+
     def new_screen(self, info: PaneInfo) -> PaneScreen:
         return PaneScreen(info.height, info.width)
 
     def attach(self, w: PaneWatch, batch: Batch) -> bool:
         if self._foreign(w.info) or not self.fifos.room():
             return False  # another program pipes it, or no FIFO to be had: tmux's screen
-        w.need_seed = True  # piped in the moment its screen is seeded (`seed`)
+        self.seed_soon(w)  # piped in the moment its screen is seeded (`seed`)
         return True
 
     def wait(self, until: float) -> Wake:
-        mine = self.panes()
+        # only the panes whose bytes set a time to look at them: a wait looks at no other
+        pending = {p: w for p, w in self._pending.items()
+                   if w.due is not None and self._all.get(p) is w and w.intake is self}
         now = time.monotonic()
-        due = min((w.due for w in mine if w.due is not None), default=until)
+        due = min((w.due for w in pending.values()), default=until)
         ready, rung = self._ready(min(until, due) - now)
         for pane_id in ready:
             self._on_readable(pane_id)
+        pending.update(self._pending)
         now = time.monotonic()
-        changed = [w for w in mine if w.due is not None and w.due <= now]
+        changed = [w for w in pending.values() if w.due is not None and w.due <= now]
         for w in changed:
             w.due = None
+        self._pending = {p: w for p, w in pending.items() if w.due is not None}
         return Wake(changed, coalesce=bool(ready), rung=rung)
 
     def _on_readable(self, pane_id: str) -> None:
@@ -57,6 +67,7 @@ class EmulateIntake(PipedIntake):
             return
         now, wall = time.monotonic(), time.time()  # `wall`: when the agent's reports came
         w.last_byte = now
+        self.printed.add(pane_id)
         c = self.config
         if not w.flooding and w.window_bytes + len(data) > c.flood_bytes:
             self._flood(w, f"> {c.flood_bytes} bytes a sweep")
@@ -65,8 +76,10 @@ class EmulateIntake(PipedIntake):
             # agent's own reports in them still count (a search, not a parse)
             if w.screen.note_bytes(data, wall):
                 w.due = now
+                self._pending[pane_id] = w
             return
         w.window_bytes += len(data)
+        self._counted[w.pane_id] = w  # its counts start again at the next seed
         started = time.perf_counter()
         reported = w.screen.feed(data, wall)
         w.window_parse += time.perf_counter() - started
@@ -76,11 +89,22 @@ class EmulateIntake(PipedIntake):
             w.due = now
         elif w.due is None:
             w.due = max(now + c.settle, w.last_classified + c.min_gap)
+        self._pending[pane_id] = w
+
+    def worth_classifying(self, w: PaneWatch, now: float) -> bool:
+        """At the sweep: a pane that went quiet at once (a turn ended: idle, or a prompt
+        drawn), one still printing at most every `busy_classify`: what it prints is
+        pre-checked for a prompt as it comes (`Sidecar._early`), so the sweep's look at a busy
+        pane finds what a prompt is not (an error mark, the context), and that can wait."""
+        if w.state is None or now - w.last_byte >= self.config.settle:
+            return True
+        return now - w.last_classified >= self.config.busy_classify
 
     def _flood(self, w: PaneWatch, why: str) -> None:
         """Too much to parse (bytes or time): drop this pane's bytes and take tmux's own
         rendering every sweep instead (tmux parsed them already), until it is quiet."""
         w.flooding = True
+        self._flooding[w.pane_id] = w
         log.info("%s: flood (%s): its screen is read from tmux until it stops", w.pane_id, why)
 
     def listed(self, w: PaneWatch, info: PaneInfo, screens: dict[str, str]) -> None:
@@ -88,20 +112,20 @@ class EmulateIntake(PipedIntake):
             w.screen.resize(info.height, info.width)
             # our screen does not reflow lines as tmux does: seed it again from tmux's
             # rendering, in this sweep
-            w.need_seed = True
+            self.seed_soon(w)
 
     def seed(self) -> None:
-        """Screens that are new, resized or past a flood come from tmux, with escapes, to go
-        on parsing their bytes from there."""
+        """Screens that are new, resized or past a flood come from tmux, to go on parsing
+        their bytes from there."""
         now = time.monotonic()
-        mine = self.panes()
-        want = []
-        for w in mine:
-            if w.flooding:  # every sweep: tmux's screen now, and parsing again once quiet
-                w.need_seed = True
+        for w in list(self._flooding.values()):
+            if w.flooding and w.intake is self and self._all.get(w.pane_id) is w:
+                # every sweep: tmux's screen now, and parsing again once quiet
+                self.seed_soon(w)
                 w.flooding = now - w.last_byte < self.config.settle * 2
-            if w.need_seed:
-                want.append(w)
+            if not w.flooding:
+                del self._flooding[w.pane_id]
+        want = fresh = self._take_unseeded()
         before = {}
         for w in want:  # a fresh FIFO, piped in the moment of the capture: it holds exactly
             # the bytes that come after it (what the old FIFO holds is in the capture)
@@ -116,7 +140,9 @@ class EmulateIntake(PipedIntake):
             before[w.pane_id] = pipe.commands
         want = [w for w in want if w.pane_id not in self._no_fifo]
         if want:
-            views = self.tmux.capture_views([w.pane_id for w in want], escapes=True, before=before)
+            # plain, not -e: the screen keeps text only, and the escapes cost a parse (at a
+            # cold start with hundreds of panes, most of the time to the first verdicts)
+            views = self.tmux.capture_views([w.pane_id for w in want], escapes=False, before=before)
             for w in want:
                 view = views.get(w.pane_id)
                 if view is not None:
@@ -124,5 +150,9 @@ class EmulateIntake(PipedIntake):
                     w.screen = seeded_screen(view)
                     w.screen.carry_reports(old)  # tmux keeps no trace of them
                     w.need_seed = False
-        for w in mine:
+        for w in fresh:
+            if w.need_seed and not w.flooding and not w.info.recording:
+                self.seed_soon(w)  # no FIFO, gone meanwhile, a failed capture: the next sweep
+        for w in self._counted.values():
             w.window_bytes, w.window_parse = 0, 0.0
+        self._counted = {}

@@ -1,15 +1,23 @@
-"""The pipe intake: a pane's bytes are only a signal. `settle` after a pane printed, the
-screens of all panes that printed are read as tmux itself rendered them (`capture-pane -p`,
-one round trip), at most every `read_gap` (longer, up to `read_gap_max`, while many panes
+"""The pipe intake: a pane's bytes are mostly a signal. The screens of panes that printed are
+read as tmux itself rendered them (`capture-pane -p`, one round trip for all of them), `settle`
+after their bytes, at most every `read_gap` (longer, up to `read_gap_max`, while many panes
 print at once), by the sweep if one falls due meanwhile. tmux has parsed those bytes already;
-a quiet pane costs nothing. The agent's own reports (`OSC 7501`), which tmux keeps no trace of,
-are picked out of the bytes by a search; a change of its root report is classified and
-published at the next wake, without waiting for a read of screens."""
+a quiet pane costs nothing.
+
+A pane whose agent is working (its last verdict) prints all the time (a spinner, a timer,
+its reply) and reading its screen at every burst is most of what watching it costs. So its
+bytes are only searched, as they come, for the text of a prompt (`core/bytetext.py`, against
+the manifest's blocked patterns: the same pre-check the screen gets); its screen is read on
+a hit, when it goes quiet for `quiet` (a turn that ended, a prompt that waits), or after
+`busy_read` of bytes without a read (a backstop). The agent's own reports (`OSC 7501`),
+which tmux keeps no trace of, are picked out of the bytes by a search; a change of its root
+report is classified and published at the next wake, without waiting for a read of screens."""
 from __future__ import annotations
 
 import dataclasses
 import time
 
+from ...core.bytetext import visible_text
 from ...tmux import Batch, PaneInfo
 from ..watch import PaneWatch
 from .base import Wake
@@ -28,6 +36,9 @@ class PipeIntake(PipedIntake):
         self._read_gap = self.config.read_gap
         self._captured: list[PaneWatch] = []
         self._reported: list[PaneWatch] = []  # panes whose agent's root report changed
+        # working panes that printed since their screen was last read: pane → when it was
+        self._busy: dict[str, float] = {}
+        self._read: dict[str, float] = {}     # pane → when its screen was last read
 
     def attach(self, w: PaneWatch, batch: Batch) -> bool:
         if self._foreign(w.info):
@@ -43,6 +54,9 @@ class PipeIntake(PipedIntake):
 
     def wait(self, until: float) -> Wake:
         now = time.monotonic()
+        self._busy_due(now)
+        if self._busy and self._read_at is None:
+            until = min(until, self._busy_next())
         if self._read_at is not None:
             # a read of screens is set: until then bytes say nothing new, so sleep through
             # them and drain every FIFO once, just before the read (at 50 busy panes: ~170
@@ -76,15 +90,49 @@ class PipeIntake(PipedIntake):
             return
         now = time.monotonic()
         w.last_byte = now
+        self.printed.add(pane_id)
         if w.screen.note_bytes(data, time.time()) and w not in self._reported:
             self._reported.append(w)
-        self._want_read(w, now)
+        if w.unread or not self._working(w) or self._may_prompt(w, data):
+            self._want_read(w, now)
+        else:
+            self._busy.setdefault(pane_id, now)
 
-    def _want_read(self, w: PaneWatch, now: float) -> None:
-        """This pane's screen changed; read it with the others at the next read."""
+    @staticmethod
+    def _working(w: PaneWatch) -> bool:
+        return w.state is not None and w.state.state == "working"
+
+    @staticmethod
+    def _may_prompt(w: PaneWatch, data: bytes) -> bool:
+        """Whether these bytes may draw a prompt: its patterns in their text (bytetext.py)."""
+        hint = w.manifest.blocked_hint
+        return hint is None or hint.search(visible_text(data)) is not None
+
+    def _busy_next(self) -> float:
+        """When the next busy pane is due for a read (quiet, or the backstop)."""
+        c = self.config
+        return min(min(self._all[p].last_byte + c.quiet, self._read.get(p, 0.0) + c.busy_read)
+                   for p in self._busy)
+
+    def _busy_due(self, now: float) -> None:
+        """Busy panes that went quiet, or printed for `busy_read` unread: read them."""
+        c = self.config
+        for pane_id in list(self._busy):
+            w = self._all.get(pane_id)
+            if w is None or w.intake is not self:
+                del self._busy[pane_id]
+            elif (now - w.last_byte >= c.quiet or now - self._read.get(pane_id, 0.0) >= c.busy_read
+                  or not self._working(w)):
+                del self._busy[pane_id]
+                self._want_read(w, now, settle=0.0)  # quiet already: no more bytes to wait for
+
+    def _want_read(self, w: PaneWatch, now: float, settle: float | None = None) -> None:
+        """This pane's screen changed; read it with the others at the next read, `settle`
+        from now (by default the config's: more bytes may be on their way)."""
         w.unread = True
+        settle = self.config.settle if settle is None else settle
         if self._read_at is None:
-            self._read_at = max(now + self.config.settle, self._last_read + self._read_gap)
+            self._read_at = max(now + settle, self._last_read + self._read_gap)
 
     def _read_screens(self, now: float) -> list[PaneWatch]:
         """Read the screens of every pane that printed since its last read, as tmux renders
@@ -99,6 +147,8 @@ class PipeIntake(PipedIntake):
         unread = [w for w in self.panes() if w.unread]
         for w in unread:
             w.unread = False  # bytes read from here on ask for another read
+            self._read[w.pane_id] = now
+            self._busy.pop(w.pane_id, None)
         # the more panes print at once, the longer until the next read: a bound on screens
         # read a second, so 50 busy agents cost < 2 % of a core, and still ≤ read_gap_max
         c = self.config
@@ -116,6 +166,7 @@ class PipeIntake(PipedIntake):
         return w.screen.update(view.text, view.cursor_y, view.title)
 
     def sweep_read(self, now: float) -> list[PaneWatch]:
+        self._busy_due(now)
         if self._read_at is not None and self._read_at <= now:
             return self._read_screens(now)  # a due read, sizes and titles with it
         return []
@@ -140,3 +191,8 @@ class PipeIntake(PipedIntake):
         for w in captured:
             if w.pane_id not in screens and w.pane_id in seen:
                 self._want_read(w, time.monotonic())  # its capture failed: the next read
+
+    def forget(self, w: PaneWatch) -> None:
+        super().forget(w)
+        self._busy.pop(w.pane_id, None)
+        self._read.pop(w.pane_id, None)

@@ -3,12 +3,11 @@ FIFO of ours (`Fifos`); another program's pipe is never replaced."""
 from __future__ import annotations
 
 import logging
-import os
 import time
 
 from ..config import Config
 from ...tmux import Batch, PaneInfo, Tmux
-from ..fifos import BELL, Fifos
+from ..fifos import BELL, NEWS, Fifos
 from ..watch import PaneWatch
 from .base import Intake
 
@@ -29,10 +28,17 @@ class PipedIntake(Intake):
         super().hear(bell)
         self.fifos.listen(bell.fileno() if bell else None)  # one wait for bytes and rings
 
+    def hear_news(self, fd: int | None) -> None:
+        super().hear_news(fd)
+        self.fifos.listen(fd, NEWS)
+
     def _ready(self, timeout: float) -> tuple[list[str], bool]:
-        """(panes whose FIFOs have bytes, whether the doorbell rang) within `timeout`."""
+        """(panes whose FIFOs have bytes, whether the doorbell rang) within `timeout`; tmux's
+        news noted (`take_news`)."""
         ready = self.fifos.wait(timeout)
-        return [p for p in ready if p != BELL], len(ready) > 0 and BELL in ready
+        if NEWS in ready:
+            self.heard_news = True
+        return [p for p in ready if p not in (BELL, NEWS)], BELL in ready
 
     def _foreign(self, info: PaneInfo) -> bool:
         """Another program pipes this pane (tmux-logging…): never steal its pipe."""
@@ -79,7 +85,7 @@ class PipedIntake(Intake):
         if w.info.piped is False:
             return "was closed by another program"
         if (not w.info.recording and w.piped_at < time.monotonic() - PIPE_SETTLE
-                and os.path.realpath(self.fifos.path_for(w.pane_id)) not in writing):
+                and self.fifos.real_path_for(w.pane_id) not in writing):
             # no process of the server writes our FIFO any more
             return "was replaced or closed by another program"
         return None

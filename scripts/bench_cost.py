@@ -1,0 +1,158 @@
+"""What the sidecar costs as the user pays it: `bench_sidecar.py cost` (not a test: figures).
+
+Each run makes a private tmux server with N agent panes, measures the tmux server alone for
+`--seconds`, then starts the sidecar on the same panes (the cold start: until every pane has
+`@agentstate`) and measures again:
+
+- sidecar: its own CPU, the tmux clients it ran and its control-mode client;
+- tmux alone / tmux with: the server's CPU, and with the sidecar also its `pipe-pane`
+  children (the `cat` per piped pane: work we make the server start);
+- added: sidecar + (tmux with - tmux alone); ratio: added / tmux alone;
+- RSS: the sidecar's largest resident set while measured.
+
+Scenarios: `idle:N` (each pane shows a real idle capture, then nothing: an agent that waits)
+and `busy:N` (each pane replays real captures at ~0.75 KB/s, bursts to 10 KB/s, looped).
+"""
+from __future__ import annotations
+
+import shlex
+import statistics
+import time
+
+import psutil
+
+from tmux_agentstate.core.fixtures import load_index
+
+
+def _cpu(proc: psutil.Process, reaped: bool = False) -> float:
+    try:
+        t = proc.cpu_times()
+    except psutil.Error:
+        return 0.0
+    return t.user + t.system + ((t.children_user + t.children_system) if reaped else 0.0)
+
+
+class Sample:
+    """CPU seconds of a set of processes, followed while some come and go."""
+
+    def __init__(self, procs):
+        self.start = {p.pid: _cpu(p) for p in procs}
+        self.procs = {p.pid: p for p in procs}
+
+    def add(self, procs) -> None:
+        for p in procs:
+            if p.pid not in self.procs:
+                self.procs[p.pid], self.start[p.pid] = p, _cpu(p)
+
+    def seconds(self) -> float:
+        return sum(max(0.0, _cpu(p) - self.start[pid]) for pid, p in self.procs.items())
+
+
+def pane_pids(bench) -> set[int]:
+    return {int(x) for x in bench.tmux("list-panes", "-a", "-F", "#{pane_pid}").split()}
+
+
+def server_helpers(server: psutil.Process, panes: set[int]) -> list[psutil.Process]:
+    """The server's children that are not panes: `pipe-pane` commands."""
+    try:
+        return [c for c in server.children() if c.pid not in panes]
+    except psutil.Error:
+        return []
+
+
+def make_panes(bench, scenario: str, n: int, python: str) -> None:
+    fixtures = load_index()
+    if scenario == "idle":
+        chosen = [f for f in fixtures if f.state == "idle" and f.agent == "claude"
+                  and f.path.stat().st_size > 2000]
+    else:
+        chosen = [f for f in fixtures if f.path.stat().st_size > 20_000]
+    for i in range(n):
+        fx = chosen[i % len(chosen)]
+        if scenario == "idle":
+            cmd = (f"env AGENTSTATE_AGENT={fx.agent} sh -c "
+                   f"{shlex.quote('cat ' + shlex.quote(str(fx.path)) + '; exec sleep 86400')}")
+        else:
+            cmd = (f"env AGENTSTATE_AGENT={fx.agent} {shlex.quote(python)} -m "
+                   f"tmux_agentstate.demo.replay --rate 750 --loop --seed {i} "
+                   f"{shlex.quote(str(fx.path))}")
+        bench.pane(cmd, fx.rows, fx.cols)
+
+
+def stateful(bench) -> tuple[int, int]:
+    states = bench.tmux("list-panes", "-a", "-F", "#{pane_pid} #{@agentstate}").splitlines()
+    return sum(1 for s in states if len(s.split()) > 1), len(states)
+
+
+def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, python: str,
+            interval: float, run: int) -> dict:
+    b = bench_cls(f"cost-{scenario}{n}-{intake}-{run}")
+    try:
+        make_panes(b, scenario, n, python)
+        b.tmux("kill-session", "-t", "bench")  # only the agent panes
+        time.sleep(3 if scenario == "idle" else 5)  # the panes' own start is not measured
+        server = psutil.Process(b.server_pid)
+        alone = Sample([server])
+        time.sleep(seconds)
+        tmux_alone = alone.seconds() / seconds
+        panes = pane_pids(b)
+        t0 = time.monotonic()
+        sc = b.sidecar(interval, intake)
+        cold = None
+        while time.monotonic() - t0 < 60:
+            done, total = stateful(b)
+            if done >= total:
+                cold = time.monotonic() - t0
+                break
+            time.sleep(0.1)
+        time.sleep(3)  # seeded, piped
+        me = psutil.Process(sc.pid)
+        side = Sample([me, *me.children(recursive=True)])
+        side_reaped = _cpu(me, reaped=True) - _cpu(me)
+        tmux = Sample([server, *server_helpers(server, panes)])
+        rss = []
+        t1 = time.monotonic()
+        while time.monotonic() - t1 < seconds:
+            time.sleep(1)
+            try:
+                rss.append(me.memory_info().rss)
+                side.add(me.children(recursive=True))
+            except psutil.Error:
+                break
+            tmux.add(server_helpers(server, panes))
+        dt = time.monotonic() - t1
+        sidecar = (side.seconds() + (_cpu(me, reaped=True) - _cpu(me) - side_reaped)) / dt
+        tmux_with = tmux.seconds() / dt
+        added = sidecar + tmux_with - tmux_alone
+        return {"sidecar": 100 * sidecar, "tmux_alone": 100 * tmux_alone,
+                "tmux_with": 100 * tmux_with, "added": 100 * added,
+                "ratio": added / tmux_alone if tmux_alone > 0 else float("inf"),
+                "rss": max(rss, default=0) / 2**20, "cold": cold, "alive": sc.poll() is None}
+    finally:
+        b.close()
+
+
+def cmd_cost(args, bench_cls, python: str) -> None:
+    print(f"{args.seconds:.0f} s measured per phase; CPU in % of one core; ratio = added / "
+          f"tmux alone")
+    print(f"{'scenario':<9} {'intake':<8} {'run':>3} {'sidecar':>8} {'tmux alone':>10} "
+          f"{'tmux with':>9} {'added':>7} {'ratio':>6} {'RSS MB':>7} {'cold s':>7}")
+    for spec in args.scenarios.split(","):
+        scenario, _, count = spec.partition(":")
+        for intake in args.intakes.split(","):
+            rows = []
+            for run in range(1, args.runs + 1):
+                r = one_run(bench_cls, scenario, int(count), intake, args.seconds, python,
+                            args.interval, run)
+                rows.append(r)
+                cold = f"{r['cold']:.2f}" if r["cold"] is not None else "never"
+                print(f"{spec:<9} {intake:<8} {run:>3} {r['sidecar']:>8.2f} "
+                      f"{r['tmux_alone']:>10.2f} {r['tmux_with']:>9.2f} {r['added']:>7.2f} "
+                      f"{r['ratio']:>6.2f} {r['rss']:>7.1f} {cold:>7}"
+                      f"{'' if r['alive'] else '  (sidecar DIED)'}", flush=True)
+            if len(rows) > 1:
+                med = {k: statistics.median(r[k] for r in rows)
+                       for k in ("sidecar", "tmux_alone", "tmux_with", "added", "ratio", "rss")}
+                print(f"{spec:<9} {intake:<8} {'med':>3} {med['sidecar']:>8.2f} "
+                      f"{med['tmux_alone']:>10.2f} {med['tmux_with']:>9.2f} {med['added']:>7.2f} "
+                      f"{med['ratio']:>6.2f} {med['rss']:>7.1f}", flush=True)

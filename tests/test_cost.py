@@ -1,0 +1,71 @@
+"""Cost follows change (issue 29), told by what the sidecar does, not by timings: a working
+agent's screen is read when it matters, not at every burst of its spinner; waiting agents
+slow the sweep down, and what tmux says still wakes it at once."""
+from __future__ import annotations
+
+import shlex
+import time
+
+from conftest import wait_for
+
+# a Claude Code spinner row redrawn in place every 50 ms for `seconds`, then its permission
+# dialog, then nothing: an agent that works, then asks
+SPINNER = ("i=0; while [ $i -lt {frames} ]; do "
+           "printf '\\r✻ Thinking… (%ss · esc to interrupt)\\033[K' $((i / 20)); "
+           "i=$((i + 1)); sleep 0.05; done; "
+           "printf '\\r\\033[KDo you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n'; exec sleep 600")
+
+
+def agent_pane(tmux_server, script: str) -> str:
+    return tmux_server.new_pane("sh -c " + shlex.quote(script), rows=20, cols=100,
+                                env={"AGENTSTATE_AGENT": "claude"})
+
+
+def fresh_status(sc, after: float) -> dict:
+    """The status file as written after `after` (unix time): a heartbeat comes every 5 s."""
+    return wait_for(lambda: (lambda st: st if st and st.get("updated", 0) > after else None)(
+        sc.status()), timeout=12, message="a status written after the mark")
+
+
+def test_a_working_agents_screen_is_read_when_it_matters_not_at_every_burst(tmux_server, sidecar):
+    sc = sidecar(intake="pipe").start()
+    pane = agent_pane(tmux_server, SPINNER.format(frames=240))  # 12 s of spinner
+    wait_for(lambda: tmux_server.state(pane) == "working", message="working")
+    before = fresh_status(sc, time.time())
+    time.sleep(4)  # 80 bursts; each used to cost a capture-pane (a line in show-messages)
+    after = fresh_status(sc, time.time())
+    assert after["tmux_commands"] - before["tmux_commands"] <= 10, (before, after)
+    assert tmux_server.state(pane) == "working"
+    # its prompt, drawn when the spinner stops, is read at once
+    wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=20, message="blocked")
+
+
+def test_a_prompt_drawn_while_the_pane_still_prints_is_seen_from_its_bytes(tmux_server, sidecar):
+    """The prompt's text in the bytes of a busy pane is enough: its screen is read at once,
+    though the spinner row goes on being redrawn below the dialog."""
+    script = ("i=0; while [ $i -lt 40 ]; do printf '\\r✻ Thinking… (1s · esc to interrupt)"
+              "\\033[K'; i=$((i + 1)); sleep 0.05; done; "
+              "printf '\\nDo you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n'; "
+              "while :; do printf '\\r✻ Waiting %s\\033[K' $i; i=$((i + 1)); sleep 0.05; done")
+    sc = sidecar(intake="pipe").start()
+    pane = agent_pane(tmux_server, script)
+    wait_for(lambda: tmux_server.state(pane) == "working", message="working")
+    wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=4, message="blocked")
+    assert sc.proc.poll() is None
+
+
+def test_waiting_agents_slow_the_sweep_and_news_still_wakes_it(tmux_server, sidecar):
+    sc = sidecar(intake="emulate", interval=0.3).start()
+    panes = [agent_pane(tmux_server, "printf 'idle\\n> '; exec sleep 600") for _ in range(3)]
+    wait_for(lambda: all(tmux_server.state(p) == "idle" for p in panes), message="idle")
+    first = fresh_status(sc, time.time())
+    last = fresh_status(sc, first["updated"] + 5.5)
+    seconds = last["updated"] - first["updated"]
+    # at the sweep's pace (0.3 s) that would be 18 or more sweeps
+    assert last["sweeps"] - first["sweeps"] <= seconds / 1.5 + 2, (first, last)
+    # a new agent window in another session than the control client's: tmux says so
+    # (%unlinked-window-add), and the slowed loop wakes for it
+    session = tmux_server.cmd("display-message", "-p", "-t", panes[-1], "#{session_name}")
+    pane = tmux_server.cmd("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", f"{session}:",
+                           "env AGENTSTATE_AGENT=claude sh -c \"printf 'idle'; exec sleep 600\"")
+    wait_for(lambda: tmux_server.state(pane) == "idle", message="the new window's agent")

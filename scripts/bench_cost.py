@@ -6,7 +6,7 @@ Each run makes a private tmux server with N agent panes, measures the tmux serve
 
 - sidecar: its own CPU, the tmux clients it ran and its control-mode client;
 - tmux alone / tmux with: the server's CPU, and with the sidecar also its `pipe-pane`
-  children (the `cat` per piped pane: work we make the server start);
+  children (the `cat` per piped pane: work we make the server start; "(pipes)" is their part);
 - added: sidecar + (tmux with - tmux alone); ratio: added / tmux alone;
 - RSS: the sidecar's largest resident set while measured.
 
@@ -15,6 +15,7 @@ and `busy:N` (each pane replays real captures at ~0.75 KB/s, bursts to 10 KB/s, 
 """
 from __future__ import annotations
 
+import os
 import shlex
 import statistics
 import time
@@ -25,11 +26,20 @@ from tmux_agentstate.core.fixtures import load_index
 
 
 def _cpu(proc: psutil.Process, reaped: bool = False) -> float:
+    """CPU seconds: from the scheduler's own count in nanoseconds (/proc/PID/task/*/schedstat)
+    where there is one (the clock-tick counts psutil reads are 10 ms steps: 50 `cat`s that
+    each ran 5 ms read as nothing), plus the children it reaped if asked."""
     try:
         t = proc.cpu_times()
     except psutil.Error:
         return 0.0
-    return t.user + t.system + ((t.children_user + t.children_system) if reaped else 0.0)
+    try:
+        tasks = os.listdir(f"/proc/{proc.pid}/task")
+        own = sum(int(open(f"/proc/{proc.pid}/task/{task}/schedstat").read().split()[0])
+                  for task in tasks) / 1e9
+    except (OSError, ValueError, IndexError):
+        own = t.user + t.system
+    return own + ((t.children_user + t.children_system) if reaped else 0.0)
 
 
 class Sample:
@@ -109,7 +119,7 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
         me = psutil.Process(sc.pid)
         side = Sample([me, *me.children(recursive=True)])
         side_reaped = _cpu(me, reaped=True) - _cpu(me)
-        tmux = Sample([server, *server_helpers(server, panes)])
+        tmux, pipes = Sample([server]), Sample(server_helpers(server, panes))
         rss = []
         t1 = time.monotonic()
         while time.monotonic() - t1 < seconds:
@@ -119,13 +129,14 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
                 side.add(me.children(recursive=True))
             except psutil.Error:
                 break
-            tmux.add(server_helpers(server, panes))
+            pipes.add(server_helpers(server, panes))
         dt = time.monotonic() - t1
         sidecar = (side.seconds() + (_cpu(me, reaped=True) - _cpu(me) - side_reaped)) / dt
-        tmux_with = tmux.seconds() / dt
+        tmux_with = (tmux.seconds() + pipes.seconds()) / dt
         added = sidecar + tmux_with - tmux_alone
         return {"sidecar": 100 * sidecar, "tmux_alone": 100 * tmux_alone,
-                "tmux_with": 100 * tmux_with, "added": 100 * added,
+                "tmux_with": 100 * tmux_with, "pipes": 100 * pipes.seconds() / dt,
+                "added": 100 * added,
                 "ratio": added / tmux_alone if tmux_alone > 0 else float("inf"),
                 "rss": max(rss, default=0) / 2**20, "cold": cold, "alive": sc.poll() is None}
     finally:
@@ -136,7 +147,7 @@ def cmd_cost(args, bench_cls, python: str) -> None:
     print(f"{args.seconds:.0f} s measured per phase; CPU in % of one core; ratio = added / "
           f"tmux alone")
     print(f"{'scenario':<9} {'intake':<8} {'run':>3} {'sidecar':>8} {'tmux alone':>10} "
-          f"{'tmux with':>9} {'added':>7} {'ratio':>6} {'RSS MB':>7} {'cold s':>7}")
+          f"{'tmux with':>9} {'(pipes)':>8} {'added':>7} {'ratio':>6} {'RSS MB':>7} {'cold s':>7}")
     for spec in args.scenarios.split(","):
         scenario, _, count = spec.partition(":")
         for intake in args.intakes.split(","):
@@ -147,12 +158,13 @@ def cmd_cost(args, bench_cls, python: str) -> None:
                 rows.append(r)
                 cold = f"{r['cold']:.2f}" if r["cold"] is not None else "never"
                 print(f"{spec:<9} {intake:<8} {run:>3} {r['sidecar']:>8.2f} "
-                      f"{r['tmux_alone']:>10.2f} {r['tmux_with']:>9.2f} {r['added']:>7.2f} "
+                      f"{r['tmux_alone']:>10.2f} {r['tmux_with']:>9.2f} {r['pipes']:>8.2f} "
+                      f"{r['added']:>7.2f} "
                       f"{r['ratio']:>6.2f} {r['rss']:>7.1f} {cold:>7}"
                       f"{'' if r['alive'] else '  (sidecar DIED)'}", flush=True)
             if len(rows) > 1:
-                med = {k: statistics.median(r[k] for r in rows)
-                       for k in ("sidecar", "tmux_alone", "tmux_with", "added", "ratio", "rss")}
+                med = {k: statistics.median(r[k] for r in rows) for k in
+                       ("sidecar", "tmux_alone", "tmux_with", "pipes", "added", "ratio", "rss")}
                 print(f"{spec:<9} {intake:<8} {'med':>3} {med['sidecar']:>8.2f} "
-                      f"{med['tmux_alone']:>10.2f} {med['tmux_with']:>9.2f} {med['added']:>7.2f} "
-                      f"{med['ratio']:>6.2f} {med['rss']:>7.1f}", flush=True)
+                      f"{med['tmux_alone']:>10.2f} {med['tmux_with']:>9.2f} {med['pipes']:>8.2f} "
+                      f"{med['added']:>7.2f} {med['ratio']:>6.2f} {med['rss']:>7.1f}", flush=True)

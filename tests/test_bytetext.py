@@ -19,23 +19,26 @@ def test_rows_apart_and_no_escape_left():
     raw = (b"\x1b[?2026h\x1b[38;3H\x1b[1mWould you like to run it?\x1b[40;3H\x1b[22mYes\x1b[K"
            b"\x1b]0;\xe2\xa0\xb9 title\x07\x1bP1$r0m\x1b\\\x07\x08end")
     text = visible_text(raw)
-    assert text == "\nWould you like to run it?\nYesend"
-    assert "\x1b" not in text and "title" not in text
+    assert text == "\nWould you like to run it?\nYes\n⠹ title\nend"  # the title: its own row
+    assert "\x1b" not in text and "\x07" not in text and "$r" not in text
 
 
 def test_broken_bytes_are_replaced_not_raised():
     assert visible_text(b"ok \xff\xfe \x1b[") == "ok \ufffd\ufffd "
 
 
-@pytest.mark.parametrize("agent", ["claude", "gemini", "aider", "pi", "qwen", "droid", "copilot"])
-def test_the_prompts_of_agents_that_draw_whole_words_are_found_in_their_bytes(agent):
-    """Every real capture of a prompt of these agents: the manifest's blocked patterns match
-    the text of its bytes. (Cell-diffing renderers, e.g. Codex's and opencode's, draw a dialog
-    in pieces: their prompts are found when the screen is read, not here.)"""
+# opencode and Kilo (one renderer) write only the cells that changed: a dialog drawn over
+# other text comes in pieces, found when the screen is read (the pane goes quiet)
+PIECEMEAL = {"opencode", "kilo"}
+
+
+@pytest.mark.parametrize("agent", sorted({f.agent for f in load_index()} - PIECEMEAL))
+def test_the_prompts_of_agents_are_found_in_their_bytes(agent):
+    """Every real capture of a prompt: the manifest's blocked patterns match the text of its
+    bytes (one miss in eight at most: a dialog drawn over one that looks alike)."""
     manifest = Catalog().get(agent)
-    blocked = [f for f in load_index() if f.agent == agent and f.state == "blocked"
-               and f.kind not in ("theme-picker", "transcript-view-dialog")]
+    blocked = [f for f in load_index() if f.agent == agent and f.state == "blocked"]
     assert blocked
     missed = [f.id for f in blocked
               if manifest.blocked_hint.search(visible_text(f.path.read_bytes())) is None]
-    assert len(missed) <= len(blocked) // 10, missed
+    assert len(missed) <= len(blocked) // 8, missed

@@ -4,7 +4,8 @@ screen. Pure, and cheap: three C-level regex passes, no state across chunks.
 
 Escape sequences go; a move along the row (CHA `ESC[nG`, CUF `ESC[nC`: Ink writes the words of
 a dialog each at its column) becomes a space, any other move (a new row: CUP, VPA, CR, LF…)
-a newline, so a dialog's words read as the row they are on. It is a hint, never a verdict:
+a newline, so a dialog's words read as the row they are on; a title (OSC 0/1/2) is a row of
+its own (an agent may say it waits there: Codex's "Action Required"). It is a hint, never a verdict:
 text a renderer draws in pieces (a cell-diffing TUI writes only the cells that changed) is
 missed here and found when the pane's screen is read (quiet, or a backstop)."""
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 
 _ALONG_ROW = re.compile(rb"\x1b\[[0-9]*[CG]")
+_TITLE = re.compile(rb"\x1b\][012];([^\x07\x1b]*)")  # a title: a row of its own (a rule may read it)
 _NEW_ROW = re.compile(rb"\x1b\[[0-9;?]*[HfABDEFd]|\r\n|\r|\n")
 _SEQUENCE = re.compile(
     rb"\x1b\[[0-9;?<>=!:]*[ -/]*[@-~]"          # CSI
@@ -23,6 +25,7 @@ _SEQUENCE = re.compile(
 
 def visible_text(data: bytes) -> str:
     """The text `data` draws, rows apart (see the module doc)."""
+    data = _TITLE.sub(b"\n\\1\n\x1b]", data)  # the payload kept; the sequence's end goes below
     data = _ALONG_ROW.sub(b" ", data)
     data = _NEW_ROW.sub(b"\n", data)
     return _SEQUENCE.sub(b"", data).decode("utf-8", "replace")

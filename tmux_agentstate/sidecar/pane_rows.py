@@ -26,13 +26,26 @@ def pane_row(w: PaneWatch) -> dict:
             "context": w.context, "detail": " ".join((detail or "").split())[:200]}
 
 
+ROWS_GAP = 0.3  # rewritten at most this often while panes keep changing (a new prompt: at once)
+
+
 class PaneRows:
     def __init__(self, folder: Path):
         self.path = Path(folder) / PANE_ROWS
         self._written: str | None = None
+        self._blocked: frozenset = frozenset()  # the panes blocked in the file
+        self._at = -ROWS_GAP
+        self.held = False  # a change is held back (ROWS_GAP): the next update writes it
 
-    def update(self, panes: list[PaneWatch]) -> None:
-        """Rewrite the file if a row changed (a full disk: tried again at the next change)."""
+    def update(self, panes: list[PaneWatch], now: float) -> None:
+        """Rewrite the file if a row changed (a full disk: tried again at the next change), at
+        most every ROWS_GAP unless a pane is newly blocked (what a remote view waits for)."""
+        blocked = frozenset(w.pane_id for w in panes if w.state and w.state.state == "blocked")
+        if now - self._at < ROWS_GAP and blocked <= self._blocked:
+            self.held = True
+            return
+        self.held = False
+        self._at, self._blocked = now, blocked
         rows = [pane_row(w) for w in panes if w.state is not None]
         data = json.dumps(rows, ensure_ascii=True, separators=(",", ":"))
         if data == self._written:

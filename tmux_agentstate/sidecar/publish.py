@@ -206,6 +206,8 @@ class Publisher:
             self._local_due, self._local_n = False, len(panes)
             self.status_file.panes_changed()
             self._local(panes, batch)
+        elif self.rows_file.held:
+            self.rows_file.update(panes, time.monotonic())  # a change held back, now due
         counts = dict(self._local_counts)
         blocked_hosts, stale = count_remote(self._remote(), counts)
         self._flush_notes(batch)
@@ -220,7 +222,7 @@ class Publisher:
 
     def _local(self, panes: list[PaneWatch], batch: Batch) -> None:
         """The local panes' counts, window badges and rows file."""
-        self.rows_file.update(panes)
+        self.rows_file.update(panes, time.monotonic())
         windows: dict[str, str] = {}
         counts = {s: 0 for s in URGENCY}
         for w in panes:

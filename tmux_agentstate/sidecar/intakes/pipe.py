@@ -4,12 +4,14 @@ after their bytes, at most every `read_gap` (longer, up to `read_gap_max`, while
 print at once), by the sweep if one falls due meanwhile. tmux has parsed those bytes already;
 a quiet pane costs nothing.
 
-A pane whose agent is working (its last verdict) prints all the time (a spinner, a timer,
-its reply) and reading its screen at every burst is most of what watching it costs. So its
-bytes are only searched, as they come, for the text of a prompt (`core/bytetext.py`, against
-the manifest's blocked patterns: the same pre-check the screen gets); its screen is read on
-a hit, when it goes quiet for `quiet` (a turn that ended, a prompt that waits), or after
-`busy_read` of bytes without a read (a backstop). The agent's own reports (`OSC 7501`),
+A pane that goes on printing (a working agent's spinner, timer and reply) would have its
+screen read at every burst, and that is most of what watching it costs. So the first burst
+after a quiet time is read (a turn starting, the user typing), and every burst of a pane whose
+verdict is `blocked` (its answer, most often); after that, its bytes are only searched, as
+they come, for the text of a prompt (`core/bytetext.py`, against the manifest's blocked
+patterns: the same pre-check the screen gets), and its screen is read on a hit, when it goes
+quiet for `quiet` (a turn that ended, a prompt that waits), or after `busy_read` of bytes
+without a read (a backstop). The agent's own reports (`OSC 7501`),
 which tmux keeps no trace of, are picked out of the bytes by a search; a change of its root
 report is classified and published at the next wake, without waiting for a read of screens."""
 from __future__ import annotations
@@ -89,18 +91,22 @@ class PipeIntake(PipedIntake):
         if not data or w is None:
             return
         now = time.monotonic()
+        started = now - w.last_byte >= self.config.burst_gap  # first bytes after a pause
         w.last_byte = now
         self.printed.add(pane_id)
         if w.screen.note_bytes(data, time.time()) and w not in self._reported:
             self._reported.append(w)
-        if w.unread or not self._working(w) or self._may_prompt(w, data):
+        if w.unread or started or self._eager(w) or self._may_prompt(w, data):
             self._want_read(w, now)
         else:
             self._busy.setdefault(pane_id, now)
 
     @staticmethod
-    def _working(w: PaneWatch) -> bool:
-        return w.state is not None and w.state.state == "working"
+    def _eager(w: PaneWatch) -> bool:
+        """Every burst of this pane is read: its verdict is none yet, or blocked (the bytes
+        after a prompt are most often its answer, and a prompt must leave as fast as it
+        came)."""
+        return w.state is None or w.state.state == "blocked"
 
     @staticmethod
     def _may_prompt(w: PaneWatch, data: bytes) -> bool:
@@ -122,7 +128,7 @@ class PipeIntake(PipedIntake):
             if w is None or w.intake is not self:
                 del self._busy[pane_id]
             elif (now - w.last_byte >= c.quiet or now - self._read.get(pane_id, 0.0) >= c.busy_read
-                  or not self._working(w)):
+                  or self._eager(w)):
                 del self._busy[pane_id]
                 self._want_read(w, now, settle=0.0)  # quiet already: no more bytes to wait for
 

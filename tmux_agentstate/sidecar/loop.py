@@ -236,8 +236,11 @@ class Sidecar:
     # -- panes coming and going ------------------------------------------------------------------
     def _adopt(self, info: PaneInfo, manifest: Manifest, pgid: int, batch: Batch,
                via: str | None = None) -> None:
+        old = self.panes.get(info.pane_id)
         w = new_watch(info, manifest, pgid, self.intake, self.identities.foreground(info.pane_id),
-                      self.panes.get(info.pane_id), via)
+                      old, via)
+        if old is None and not (info.state_option or info.our_pipe):
+            self.publish.fresh(w)  # no earlier sidecar's options on it
         self.panes[info.pane_id] = w
         if not self.intake.attach(w, batch):
             self.fallback.take(w)  # another program pipes it: never steal its pipe

@@ -31,6 +31,10 @@ PUBLISHED_PANE_OPTIONS = ("@agentstate", "@agentstate_agent", "@agentstate_since
 log = logging.getLogger("tmux_agentstate.sidecar")
 
 DETAIL_MAX = 200
+# a batch longer than this (a start with hundreds of panes) goes in two: what the status line
+# shows (each pane's state, the window badges, the summary) first, the rest after it
+FIRST_BATCH = 200
+FIRST_OPTIONS = frozenset({"@agentstate", "@agentstate_window", "@agentstate_summary"})
 
 
 def remote_key(host: str, pane: str) -> str:
@@ -152,6 +156,12 @@ class Publisher:
                 batch.set_pane(w.pane_id, name, value)
                 w.published[name] = value
                 self._local_due = True
+
+    def fresh(self, w: PaneWatch) -> None:
+        """`w`'s pane has none of our options (no earlier sidecar left any): an option with
+        nothing to say is not unset (each tmux command is a line in show-messages, and tmux
+        refreshes every session's status and every client after each `set-option`)."""
+        w.published = {name: None for name in PUBLISHED_PANE_OPTIONS}
 
     def unpublish(self, pane_id: str, batch: Batch) -> None:
         for name in PUBLISHED_PANE_OPTIONS:
@@ -293,6 +303,19 @@ class Publisher:
     def apply(self, batch: Batch) -> None:
         if not batch:
             return
+        if len(batch.commands) > FIRST_BATCH:  # many panes at once (a start): states first
+            first = Batch()
+            first.commands = [c for c in batch.commands if FIRST_OPTIONS & set(c)]
+            rest = Batch()
+            rest.commands = [c for c in batch.commands if not FIRST_OPTIONS & set(c)]
+            if first and rest:
+                self.apply(first)
+                # the rest in parts: tmux answers other clients between two
+                for at in range(0, len(rest.commands), FIRST_BATCH * 2):
+                    part = Batch()
+                    part.commands = rest.commands[at:at + FIRST_BATCH * 2]
+                    self.apply(part)
+                return
         try:
             self.tmux.apply(batch)
         except ServerGone:

@@ -121,10 +121,26 @@ class Hint:
     """Any of several patterns (see `Manifest.blocked_hint`): separate patterns keep their
     own literal prefilters, which one big alternation would lose."""
 
-    __slots__ = ("patterns",)
+    __slots__ = ("patterns", "_needles")
 
     def __init__(self, patterns):
         self.patterns = tuple(patterns)
+        self._needles: tuple[bytes, ...] | None = None
+
+    def may_be_in(self, data: bytes) -> bool:
+        """Whether raw pane bytes may draw text one of the patterns matches: each pattern's
+        plain-text pieces, cut to their longest word (a renderer moves the cursor between
+        words, never inside one), searched in the bytes as they are. False only when no
+        pattern can match; a pattern with no such piece makes it True."""
+        if self._needles is None:
+            needles = []
+            for p in self.patterns:
+                if not p.literals:
+                    self._needles = ()
+                    return True
+                needles += [max(lit.split(), key=len, default=lit).encode() for lit in p.literals]
+            self._needles = tuple(n for n in dict.fromkeys(needles) if n)
+        return not self._needles or any(n in data for n in self._needles)
 
     def search(self, text: str):
         for p in self.patterns:

@@ -112,7 +112,10 @@ class PipeIntake(PipedIntake):
     def _may_prompt(w: PaneWatch, data: bytes) -> bool:
         """Whether these bytes may draw a prompt: its patterns in their text (bytetext.py)."""
         hint = w.manifest.blocked_hint
-        return hint is None or hint.search(visible_text(data)) is not None
+        if hint is None:
+            return True
+        # a spinner frame holds no word of any prompt: no text made of it, no regex run
+        return hint.may_be_in(data) and hint.search(visible_text(data)) is not None
 
     def _busy_next(self) -> float:
         """When the next busy pane is due for a read (quiet, or the backstop)."""

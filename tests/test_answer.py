@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from tmux_agentstate.sidecar.doorbell import ring
+from tmux_agentstate.sidecar.runtime import Runtime
 from conftest import wait_for
 from test_signals import launch_record
 from tmux_agentstate.core.fixtures import load_index
@@ -218,6 +220,7 @@ def test_explain_agrees_with_the_sidecar(tmux_server, sidecar, tmp_path):
     token = launch_record(tmux_server, pane)["AGENTSTATE_TOKEN"]
     tmux_server.cmd("set-option", "-p", "-t", pane, "@agentstate_report",
                     f"blocked {first_look - 1} hook:claude:PermissionRequest {token}")
+    ring(Runtime(tmux_server.tmux.socket()).dir, pane)  # as the hook does after its report
     out = agree("idle", "screen")
     assert re.search(r"hook report: blocked .*superseded", out), out
 

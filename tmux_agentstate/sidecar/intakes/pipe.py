@@ -5,10 +5,10 @@ print at once), by the sweep if one falls due meanwhile. tmux has parsed those b
 a quiet pane costs nothing.
 
 A pane that goes on printing (a working agent's spinner, timer and reply) would have its
-screen read at every burst, and that is most of what watching it costs. So the first burst
-after a quiet time is read (a turn starting, the user typing), and every burst of a pane whose
-verdict is `blocked` (its answer, most often); after that, its bytes are only searched, as
-they come, for the text of a prompt (`core/bytetext.py`, against the manifest's blocked
+screen read at every burst, and that is most of what watching it costs. So once its verdict
+is `working` (every burst of any other pane is read: the start of a turn, the answer to a
+prompt), and but for the first burst after a pause, its bytes are only searched, as they
+come, for the text of a prompt (`core/bytetext.py`, against the manifest's blocked
 patterns: the same pre-check the screen gets), and its screen is read on a hit, when it goes
 quiet for `quiet` (a turn that ended, a prompt that waits), or after `busy_read` of bytes
 without a read (a backstop). The agent's own reports (`OSC 7501`),
@@ -103,10 +103,10 @@ class PipeIntake(PipedIntake):
 
     @staticmethod
     def _eager(w: PaneWatch) -> bool:
-        """Every burst of this pane is read: its verdict is none yet, or blocked (the bytes
-        after a prompt are most often its answer, and a prompt must leave as fast as it
-        came)."""
-        return w.state is None or w.state.state == "blocked"
+        """Every burst of this pane is read: its verdict is not `working` (none yet; blocked:
+        the bytes after a prompt are most often its answer, and a prompt must leave as fast
+        as it came; idle: the bytes are a turn starting, to be seen working while it lasts)."""
+        return w.state is None or w.state.state != "working"
 
     @staticmethod
     def _may_prompt(w: PaneWatch, data: bytes) -> bool:

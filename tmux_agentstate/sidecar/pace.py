@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from .loop import Sidecar
 
 AGENT_FILES_EVERY = 5.0  # a busy agent's files (context in use) are read this often
-QUIET, IDLE_PERIOD = 3, 2.0  # after this many sweeps with nothing to do, one every IDLE_PERIOD
+# after QUIET sweeps in a row with nothing to do, the sweep slows to IDLE_FACTOR times its
+# period, at most IDLE_PERIOD (the default 0.7 s sweep: every 2 s)
+QUIET, IDLE_FACTOR, IDLE_PERIOD = 3, 3.0, 2.0
 
 
 def listing_due(s: "Sidecar", now: float) -> bool:
@@ -63,17 +65,18 @@ def hear_news(s: "Sidecar") -> None:
 
 
 def period(s: "Sidecar") -> float:
-    """Seconds to the next sweep: the intake's period; longer (IDLE_PERIOD) once QUIET
-    sweeps in a row found nothing to do and nothing needs the sweep's pace (see
-    `may_slow`). Every wake of the loop is CPU with cold caches, so a sidecar whose agents
+    """Seconds to the next sweep: the intake's period; longer (IDLE_FACTOR times, at most
+    IDLE_PERIOD) once QUIET sweeps in a row found nothing to do and nothing needs the sweep's
+    pace (see `may_slow`). Every wake of the loop is CPU with cold caches, so a sidecar whose agents
     all wait sweeps a third as often; what comes meanwhile (bytes, a ring, tmux's news)
     wakes it at once, and the first sweep after is at the old pace again."""
     s.quiet += 1
     if s.tmux.news_pending():
         return 0.0  # news read with a command's answer: the sweep lists now
+    period = s.intake.period
     if s.quiet <= QUIET or not may_slow(s):
-        return s.intake.period
-    return max(s.intake.period, IDLE_PERIOD)
+        return period
+    return max(period, min(period * IDLE_FACTOR, IDLE_PERIOD))
 
 
 def may_slow(s: "Sidecar") -> bool:

@@ -91,6 +91,7 @@ class Sidecar:
         self._next_listing = 0.0             # when the sweep lists panes from tmux again
         self.sweeps = 0
         self.quiet = 0  # sweeps in a row that found nothing to do (pace.py)
+        self.news_key: tuple = (None, None)  # the control client waited on (pace.hear_news)
         self.classifications = 0
         self.rings = Rings(self)  # rings.py
 

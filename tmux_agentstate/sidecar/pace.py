@@ -60,7 +60,11 @@ def hear_news(s: "Sidecar") -> None:
     """The intake's waits wake on the control client's output (tmux's notifications): its
     descriptor followed across reconnects."""
     fd = s.tmux.control_fd()
-    if fd != s.intake.news_fd:
+    # by the client's process too: a new client's output may get the number of the old one's,
+    # which the kernel took out of our wait when it was closed
+    key = (fd, id(s.tmux.control.proc) if fd is not None else None)
+    if key != s.news_key:
+        s.news_key = key
         s.intake.hear_news(fd)
 
 

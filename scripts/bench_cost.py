@@ -168,3 +168,33 @@ def cmd_cost(args, bench_cls, python: str) -> None:
                 print(f"{spec:<9} {intake:<8} {'med':>3} {med['sidecar']:>8.2f} "
                       f"{med['tmux_alone']:>10.2f} {med['tmux_with']:>9.2f} {med['pipes']:>8.2f} "
                       f"{med['added']:>7.2f} {med['ratio']:>6.2f} {med['rss']:>7.1f}", flush=True)
+
+
+def cmd_floor(args, bench_cls, python: str) -> None:
+    """The floor of any intake that streams a pane's bytes: N busy panes, tmux alone, then
+    each pane piped into `cat > /dev/null` (no sidecar): the server's added CPU, the cats'."""
+    print(f"{args.panes} busy panes, {args.seconds:.0f} s a phase; % of one core")
+    for run in range(1, args.runs + 1):
+        b = bench_cls(f"floor-{run}")
+        try:
+            make_panes(b, "busy", args.panes, python)
+            b.tmux("kill-session", "-t", "bench")
+            time.sleep(5)
+            server = psutil.Process(b.server_pid)
+            alone = Sample([server])
+            time.sleep(args.seconds)
+            tmux_alone = alone.seconds() / args.seconds
+            panes = pane_pids(b)
+            for pane in b.tmux("list-panes", "-a", "-F", "#{pane_id}").split():
+                b.tmux("pipe-pane", "-O", "-t", pane, "exec cat > /dev/null")
+            time.sleep(3)
+            piped, cats = Sample([server]), Sample(server_helpers(server, panes))
+            time.sleep(args.seconds)
+            server_added = piped.seconds() / args.seconds - tmux_alone
+            cat_cpu = cats.seconds() / args.seconds
+            print(f"run {run}: tmux alone {100 * tmux_alone:.2f}, piped: server "
+                  f"{100 * server_added:+.2f}, cats {100 * cat_cpu:.2f}; added "
+                  f"{100 * (server_added + cat_cpu):.2f} = "
+                  f"{(server_added + cat_cpu) / tmux_alone:.2f}x", flush=True)
+        finally:
+            b.close()

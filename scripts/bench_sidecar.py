@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Sidecar benchmarks on a private tmux server (never the user's). Not a test: prints figures.
 
+    .venv/bin/python scripts/bench_sidecar.py cost [--scenarios idle:200,busy:50] [--runs 3]
+    .venv/bin/python scripts/bench_sidecar.py floor [--panes 50] [--runs 3]
     .venv/bin/python scripts/bench_sidecar.py load [--panes 1,10,50] [--seconds 60]
     .venv/bin/python scripts/bench_sidecar.py flood [--mb 50]
     .venv/bin/python scripts/bench_sidecar.py accuracy [--minutes 5] [--agents 6]
@@ -12,6 +14,9 @@ load      N agent panes replay real captures at ~0.75 KB/s (bursts to 10 KB/s); 
           watched by (a) a naive poller, one `capture-pane` per pane per interval, and (b) one
           batched `capture-pane -e` of all panes per interval, each classifying what it
           captured. Same load, one run.
+cost      what the sidecar adds to tmux's own CPU, idle and busy panes, both intakes
+          (bench_cost.py; the figures in docs/figures.md come from it)
+floor     busy panes piped into `cat > /dev/null`, no sidecar: what streaming costs alone
 flood     one agent pane prints MB of text; another draws a permission prompt: time until
           @agentstate=blocked, and the sidecar's peak RSS.
 accuracy  fake Claude-like agents on autopilot write their true state to side files; the
@@ -349,7 +354,15 @@ def main() -> int:
     co.add_argument("--runs", type=int, default=3)
     co.add_argument("--seconds", type=float, default=30)
     co.add_argument("--interval", type=float, default=0.7)
+    fo = sub.add_parser("floor", help="what streaming busy panes' bytes costs tmux alone")
+    fo.add_argument("--panes", type=int, default=50)
+    fo.add_argument("--runs", type=int, default=3)
+    fo.add_argument("--seconds", type=float, default=30)
     args = ap.parse_args()
+    if args.cmd == "floor":
+        from bench_cost import cmd_floor
+        cmd_floor(args, Bench, PY)
+        return 0
     if args.cmd == "cost":
         from bench_cost import cmd_cost
         cmd_cost(args, Bench, PY)

@@ -82,6 +82,7 @@ class Sidecar:
         self.identities = Identities(self.catalog)
         self.rechecks = Rechecks()
         self.to_publish: set[str] = set()  # panes to publish at the end of this sweep
+        self.files_due: dict[str, float] = {}  # panes whose agent's files to read again, when
         self._lost_pipes_children = None   # the server's children when pipes were last checked
         self._writing: dict[str, int] = {}  # what those children write (their stdout)
         self.remote = RemoteHosts(tmux, runtime.dir, self.config, self.publish)  # hosts/
@@ -268,7 +269,10 @@ class Sidecar:
         old, new = change
         before, w.inherited = old.state if old else w.inherited, None
         if new is not None and new.state != "working":
-            read_agent_files(w)  # a turn that ended wrote its usage (the context in use)
+            # a turn that ended wrote its usage (the context in use): read now, and again a
+            # moment later (the agent may write its transcript just after its screen says so)
+            read_agent_files(w)
+            self.files_due[w.pane_id] = time.monotonic() + pace.FILES_AGAIN
         if new:
             self.publish.note(w, new.state, before, w.since)
         # the rule, not the prompt line: no pane text in a log that may outlive its server

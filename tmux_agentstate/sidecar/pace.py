@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .loop import Sidecar
 
 AGENT_FILES_EVERY = 5.0  # a busy agent's files (context in use) are read this often
+FILES_AGAIN = 2.0  # ...and again this long after its turn ended (loop.Sidecar._classify)
 # after QUIET sweeps in a row with nothing to do, the sweep slows to IDLE_FACTOR times its
 # period, at most IDLE_PERIOD (the default 0.7 s sweep: every 2 s)
 QUIET, IDLE_FACTOR, IDLE_PERIOD = 3, 3.0, 2.0
@@ -48,8 +49,11 @@ def recheck(s: "Sidecar", now: float) -> bool:
         w = s.panes.get(pane_id)
         if w is not None:
             changed |= procs.tty_size(w.info.tty) not in (None, (w.screen.lines, w.screen.columns))
-    for w in filter(None, map(s.panes.get, printed)):
-        if now - w.files_read_at >= AGENT_FILES_EVERY:
+    due = [p for p, at in s.files_due.items() if at <= now]
+    for pane_id in due:
+        del s.files_due[pane_id]
+    for w in filter(None, map(s.panes.get, printed + due)):
+        if w.pane_id in due or now - w.files_read_at >= AGENT_FILES_EVERY:
             w.files_read_at = now
             read_agent_files(w)
             s.to_publish.add(w.pane_id)

@@ -715,7 +715,9 @@ def test_claude_context_usage_comes_from_its_transcript(claude_launched, tmux_se
         agent.keys("Enter")
         wait_for(lambda: context_option(tmux_server, agent.pane) == want, timeout=20,
                  message=f"@agentstate_context {want}")
-    assert obs.entries()[-1][1] == "idle"
+    # the usage is read while the turn still ends (a printing pane's files, every 5 s), so
+    # the state may say working a moment longer
+    wait_for(lambda: obs.entries()[-1][1] == "idle", timeout=15, message="idle after the reply")
     # a turn that ends in a rate limit: marked (the manifest's marks), still idle, and the
     # context in use is still the last real reply's (the error's reply has no usage)
     agent.type("once more RATELIMITED")

@@ -40,6 +40,10 @@ class Rotation:
             self._keys = sorted(keys)
             self._pos = self._pos % len(self._keys) if self._keys else 0
 
+    @property
+    def keys(self) -> list[str]:
+        return self._keys
+
     def take(self, now: float) -> list[str]:
         """The keys due since the last call (their share of the period that passed)."""
         last, self._at = self._at, now
@@ -70,7 +74,8 @@ class Rechecks:
         self.sizes.keep(watched)
         self.watched.keep(watched)
         self.other.keep(other)
-        self._looked = {p: t for p, t in self._looked.items() if p in self.watched._keys}
+        watching = set(self.watched.keys)
+        self._looked = {p: t for p, t in self._looked.items() if p in watching}
 
     def printed(self, pane_ids) -> None:
         self._printed.update(pane_ids)

@@ -25,6 +25,7 @@ from ..watch import PaneWatch
 from .base import Wake
 from .piped import PipedIntake
 
+HINT_TAIL = 1 << 16  # the bytes of one read searched for a prompt's text, at most
 PIPE_DRAIN = 8 << 20  # bytes read from one FIFO at once, at most (never parsed, only searched)
 
 
@@ -114,8 +115,11 @@ class PipeIntake(PipedIntake):
         hint = w.manifest.blocked_hint
         if hint is None:
             return True
-        # a spinner frame holds no word of any prompt: no text made of it, no regex run
-        return hint.may_be_in(data) and hint.search(visible_text(data)) is not None
+        # a spinner frame holds no word of any prompt: no text made of it, no regex run. Only
+        # the tail of a flood: a prompt that waits is drawn last, and a search of megabytes
+        # could run over a rule's time budget and disable it for good (patterns.Guard)
+        tail = data[-HINT_TAIL:]
+        return hint.may_be_in(tail) and hint.search(visible_text(tail)) is not None
 
     def _busy_next(self) -> float:
         """When the next busy pane is due for a read (quiet, or the backstop)."""

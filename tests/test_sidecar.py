@@ -160,7 +160,8 @@ def test_pane_text_cannot_run_or_restyle_in_status_line(tmux_server, sidecar, tm
     cap = tmp_path / "evil.raw"
     cap.write_bytes(evil.encode())
     tmux_server.cmd("set-option", "-g", "status-right", "#{@agentstate_summary}|#{@agentstate_detail}")
-    pane = tmux_server.new_pane(replay_command(cap, "claude"))
+    # wide enough for the prompt's whole line, however long the test's tmp path is
+    pane = tmux_server.new_pane(replay_command(cap, "claude"), cols=240)
     sidecar().start()
     wait_for(lambda: tmux_server.state(pane) == "blocked", message="blocked")
     detail = tmux_server.option(pane, "@agentstate_detail")

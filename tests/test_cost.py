@@ -69,3 +69,31 @@ def test_waiting_agents_slow_the_sweep_and_news_still_wakes_it(tmux_server, side
     pane = tmux_server.cmd("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", f"{session}:",
                            "env AGENTSTATE_AGENT=claude sh -c \"printf 'idle'; exec sleep 600\"")
     wait_for(lambda: tmux_server.state(pane) == "idle", message="the new window's agent")
+
+
+def test_a_working_pane_that_goes_on_printing_is_classified_when_quiet_or_rarely(tmp_path):
+    """emulate, at the sweep: a pane that was not working is looked at `settle` after its
+    bytes (its first bytes make it working at once); a working one only once quiet for
+    `quiet` (a spinner pauses between frames: not quiet), or every `busy_classify`."""
+    from types import SimpleNamespace
+
+    from tmux_agentstate.core.combine import PaneState
+    from tmux_agentstate.sidecar.config import Config
+    from tmux_agentstate.sidecar.intakes import EmulateIntake
+
+    c = Config()
+    intake = EmulateIntake(None, c, {}, tmp_path)
+    now = 1000.0
+
+    def pane(state, since_byte, since_classified):
+        return SimpleNamespace(state=state and PaneState(state, "screen"),
+                               last_byte=now - since_byte, last_classified=now - since_classified)
+
+    frame_gap = (c.settle + c.quiet) / 2  # longer than settle, shorter than quiet
+    assert intake.worth_classifying(pane(None, 0.0, 0.0), now)
+    assert intake.worth_classifying(pane("idle", frame_gap, 0.1), now)
+    assert not intake.worth_classifying(pane("working", frame_gap, 0.1), now)
+    assert intake.worth_classifying(pane("working", c.quiet, 0.1), now)
+    assert intake.worth_classifying(pane("working", frame_gap, c.busy_classify), now)
+    assert not intake.worth_classifying(pane("idle", 0.0, 0.1), now)
+    intake.close()

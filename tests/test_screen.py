@@ -168,6 +168,43 @@ def test_captured_screen_keeps_codex_state_report_from_bytes_cut_anywhere():
     assert screen.osc_state == "state=done" and "state=done" in screen.take_changed_text()
 
 
+def test_rows_that_only_scrolled_are_not_new_text():
+    """The pre-check reads what changed since the last look: a prompt's words that scroll up
+    a busy transcript are not new (they hit the pre-check at every look); a row drawn anew is,
+    and so is the same text again once it had left the screen."""
+    screen = PaneScreen(5, 40)
+    screen.feed(b"Do you want to proceed?\r\nline 1\r\nline 2")
+    assert "Do you want to proceed?" in screen.take_changed_text()
+    screen.feed(b"\r\nline 3\r\nline 4")
+    assert screen.take_changed_text() == "line 3\nline 4"
+    screen.feed(b"\r\nline 5")  # the question leaves the screen at the top
+    assert screen.take_changed_text() == "line 5"
+    screen.feed(b"\r\nDo you want to proceed?")
+    assert screen.take_changed_text() == "Do you want to proceed?"
+
+
+def test_one_cell_characters_written_at_once_equal_written_one_by_one(monkeypatch):
+    """Box drawing, braille spinners and other one-cell characters take the row-slice path
+    ASCII takes; with wide and zero-width characters in the run, the per-character one. Both
+    give the rows and cursor the per-character path gives, wrapping at the edge included."""
+    from tmux_agentstate.core.cells import draw
+
+    runs = ["─" * 60, "╭" + "─" * 38 + "╮", "⠋ Thinking…", "│ ❯ 1. Yes │", "日本語 wide",
+            "e\u0301 combining", "✻" * 45, "plain ascii " * 5]
+    data = "\r\n".join(runs).encode() + b"\x1b[3;37H" + "─┼─".encode() + b"\x1b[?7l" + \
+        ("─" * 50).encode()
+
+    def screen_of():
+        s = PaneScreen(12, 40)
+        s.feed(data)
+        return s.rows(), s.cursor
+
+    at_once = screen_of()
+    monkeypatch.setattr(draw, "_narrow", lambda run: False)
+    assert screen_of() == at_once
+    assert at_once[0][0] == "─" * 40 and at_once[0][1] == "─" * 20
+
+
 # Row and line edits, each done at once (not cell by cell, row by row or linefeed by linefeed):
 # the screen must still be what tmux shows.
 EDITS = [

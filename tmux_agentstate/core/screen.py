@@ -142,8 +142,11 @@ class PaneScreen:
     def take_changed_text(self) -> str:
         """Only what changed since the last look: changed rows, and the title / agent OSC if
         they changed. A cheap pre-check (`Manifest.blocked_hint`) runs on this alone."""
-        rows, seen = self._cells.rows(), self._seen_rows
-        parts = [row for y, row in enumerate(rows) if y >= len(seen) or row != seen[y]]
+        # a row whose text the last look saw on any row is not new: output that scrolls moves
+        # every row, and a prompt's words scrolling by in a busy agent's transcript hit the
+        # pre-check at every look (most of 50 busy panes' classifications)
+        rows, seen = self._cells.rows(), set(self._seen_rows)
+        parts = [row for row in rows if row not in seen]
         self._seen_rows = rows
         meta = (self.title, self.osc_state)
         if meta != self._seen_meta:

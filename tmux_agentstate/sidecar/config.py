@@ -93,9 +93,10 @@ class Config:
     read_gap: float = 0.1          # ...pipe: read changed screens at most once per read_gap,
     read_rate: float = 170.0       # or longer while many panes print: at most ~read_rate screens
     read_gap_max: float = 0.3      # a second (a CPU bound), but never longer than read_gap_max
-    quiet: float = 0.2             # ...pipe, a pane that goes on printing: read once it has
-    busy_read: float = 5.0         # been quiet this long (or its bytes drew a prompt's text),
-    burst_gap: float = 1.0         # or after busy_read; bytes after this long a pause: at once
+    quiet: float = 0.2             # ...a working pane that goes on printing: read (pipe) or
+                                   # classified at the sweep (emulate) once it has been quiet
+    busy_read: float = 5.0         # this long (pipe: or its bytes drew a prompt's text), or
+    burst_gap: float = 1.0         # after busy_read; bytes after this long a pause: at once
     flood_bytes: int = 1 << 20     # bytes parsed per pane per sweep before it is called a flood
     flood_seconds: float = 0.05    # ...or parsing time per pane per sweep: costly sequences
                                    # (insert mode, line edits) must not lag the other panes

@@ -18,6 +18,23 @@ def _width(ch: str) -> int:
     return wcwidth(ch)
 
 
+_NARROW_CACHED = 256  # runs up to this long are remembered (a TUI redraws the same rules,
+                     # borders and spinner frames over and over); longer ones are checked anew
+
+
+def _narrow(run: str) -> bool:
+    """Every character of `run` takes exactly one cell: box drawing, braille spinners, most
+    symbols. Such a run is written a row-slice at a time, as ASCII is."""
+    if len(run) <= _NARROW_CACHED:
+        return _narrow_cached(run)
+    return all(" " <= ch <= "~" or _width(ch) == 1 for ch in run)
+
+
+@lru_cache(maxsize=4096)
+def _narrow_cached(run: str) -> bool:
+    return all(" " <= ch <= "~" or _width(ch) == 1 for ch in run)
+
+
 class Drawing:
     def _stop_x(self, x: int) -> int:
         """The cursor column after text that ended at x: with autowrap off a write that reaches
@@ -37,8 +54,10 @@ class Drawing:
             cur.x = 0  # the wrap the last draw left pending (a combining mark would not wrap)
             self.index()
         x, n = cur.x, len(data)
-        if x + n <= cols and data.isascii():
-            # the common case: ASCII that fits the row, one slice written in C
+        one_cell_each = data.isascii() or _narrow(data)
+        if x + n <= cols and one_cell_each:
+            # the common case: one cell per character (ASCII, box drawing) that fits the row,
+            # one slice written in C
             y = cur.y
             line = self.buffer[y]
             if line is self._blank:
@@ -50,7 +69,7 @@ class Drawing:
             return
         autowrap = _DECAWM in self.mode
         line = self._row(cur.y)
-        if data.isascii() and autowrap:
+        if one_cell_each and autowrap:
             # every char one cell, a row-slice at a time
             pos = 0
             while pos < n:

@@ -95,10 +95,15 @@ class EmulateIntake(PipedIntake):
         """At the sweep: a pane that went quiet at once (a turn ended: idle, or a prompt
         drawn), one still printing at most every `busy_classify`: what it prints is
         pre-checked for a prompt as it comes (`Sidecar._early`), so the sweep's look at a busy
-        pane finds what a prompt is not (an error mark, the context), and that can wait."""
-        if w.state is None or now - w.last_byte >= self.config.settle:
+        pane finds what a prompt is not (an error mark, the context), and that can wait.
+        Quiet is `settle` for a pane that was not working (its first bytes: working at once),
+        `quiet` for a working one: a spinner pauses 50-100 ms between frames, and a look at
+        each pause was most of the classifications of 50 busy panes (80 a second)."""
+        c = self.config
+        quiet = c.quiet if w.state is not None and w.state.state == "working" else c.settle
+        if w.state is None or now - w.last_byte >= quiet:
             return True
-        return now - w.last_classified >= self.config.busy_classify
+        return now - w.last_classified >= c.busy_classify
 
     def _flood(self, w: PaneWatch, why: str) -> None:
         """Too much to parse (bytes or time): drop this pane's bytes and take tmux's own

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import selectors
+import socket
 import stat
 from pathlib import Path
 
@@ -46,12 +47,34 @@ def raise_fd_limit() -> int:
         return soft
 
 
+def _drain(fd: int, limit: int, chunks: list[bytes]) -> bool:
+    """Read what `fd` holds, up to `limit` bytes, into `chunks`: whether it is at EOF."""
+    size = 0
+    while size < limit:
+        try:
+            chunk = os.read(fd, min(CHUNK, limit - size))
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True  # gone under us: as EOF
+        if not chunk:
+            return True
+        chunks.append(chunk)
+        size += len(chunk)
+        if len(chunk) < CHUNK:
+            return False  # drained (a FIFO holds at most 64 KB)
+    return False
+
+
 class Fifos:
     def __init__(self, directory: Path):
         self.fd_limit = raise_fd_limit()
         self.dir = Path(directory)
         self.selector = selectors.DefaultSelector()
         self._fds: dict[str, tuple[int, int]] = {}  # pane id → (read fd, our write fd)
+        # pane id → the socket tmux's pipe writes into, handed to us (handoff.py): read before
+        # the FIFO, which then only gets what another writer (`record`'s tee) sends
+        self._sockets: dict[str, socket.socket] = {}
         self._recent: dict[str, bytearray] = {}
         self._others: dict[str, int] = {}  # other descriptors waited on with the FIFOs (`listen`)
         self._real_dir: str | None = None
@@ -96,10 +119,55 @@ class Fifos:
 
     def room(self) -> bool:
         """Whether one more FIFO fits under the fd limit."""
-        return 2 * (len(self._fds) + 1) + FD_RESERVE <= self.fd_limit
+        return 2 * (len(self._fds) + 1) + len(self._sockets) + FD_RESERVE <= self.fd_limit
+
+    def take_socket(self, pane_id: str, fd: int) -> bool:
+        """Read this pane's bytes from `fd` (tmux's pipe, handed over) instead of its FIFO,
+        until tmux closes it. False (and `fd` closed) when the pane has no FIFO here."""
+        if pane_id not in self._fds or not self.room():
+            os.close(fd)
+            return False
+        self._close_socket(pane_id)
+        sock = socket.socket(fileno=fd)
+        sock.setblocking(False)
+        self._sockets[pane_id] = sock
+        # the FIFO is not waited on or read meanwhile: nothing writes it until tmux closes our
+        # socket (another writer, `record`'s tee, replaces our pipe first), and an empty read
+        # of it after each of the socket's costs a raised BlockingIOError
+        self.selector.unregister(self._fds[pane_id][0])
+        self.selector.register(fd, selectors.EVENT_READ, pane_id)
+        return True
+
+    def has_socket(self, pane_id: str) -> bool:
+        return pane_id in self._sockets
+
+    def socket_open(self, pane_id: str) -> bool:
+        """Whether tmux still writes into the pane's handed socket (no EOF waits in it)."""
+        sock = self._sockets.get(pane_id)
+        if sock is None:
+            return False
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except (BlockingIOError, InterruptedError):
+            return True  # nothing to read: open
+        except OSError:
+            return False
+
+    def _close_socket(self, pane_id: str) -> None:
+        sock = self._sockets.pop(pane_id, None)
+        if sock is not None:
+            try:
+                self.selector.unregister(sock.fileno())
+            except (KeyError, ValueError):
+                pass
+            sock.close()
+            fds = self._fds.get(pane_id)
+            if fds is not None:  # what another writer sends comes by the FIFO again
+                self.selector.register(fds[0], selectors.EVENT_READ, pane_id)
 
     def close(self, pane_id: str) -> None:
         self._recent.pop(pane_id, None)
+        self._close_socket(pane_id)
         fds = self._fds.pop(pane_id, None)
         if fds:
             try:
@@ -153,25 +221,25 @@ class Fifos:
         fds = self._fds.get(pane_id)
         if not fds:
             return b""
-        chunks, size = [], 0
-        while size < limit:
-            try:
-                chunk = os.read(fds[0], min(CHUNK, limit - size))
-            except (BlockingIOError, InterruptedError):
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if len(chunk) < CHUNK:
-                break  # drained (a FIFO holds at most 64 KB)
-        data = b"".join(chunks)
+        chunks: list[bytes] = []
+        sock = self._sockets.get(pane_id)
+        if sock is None:
+            _drain(fds[0], limit, chunks)
+        elif _drain(sock.fileno(), limit, chunks):
+            # EOF: tmux closed our pipe (replaced, or the pane went); what another writer
+            # sends comes by the FIFO, after the socket's last bytes
+            self._close_socket(pane_id)
+            _drain(fds[0], limit - sum(map(len, chunks)), chunks)
+        data = b"".join(chunks) if len(chunks) != 1 else chunks[0]
         if data:
             tail = self._recent.setdefault(pane_id, bytearray())
             tail += data[-RECENT:]
             if len(tail) > 2 * RECENT:  # trimmed now and then, not at every read
                 del tail[:-RECENT]
         return data
+
+    def socket_count(self) -> int:
+        return len(self._sockets)
 
     def recent(self, pane_id: str) -> bytes:
         """The last RECENT bytes read from the pane (its tail, not a replayable start)."""

@@ -59,6 +59,9 @@ class PaneWatch:
     window_bytes: int = 0              # emulate: bytes parsed since the last sweep
     window_parse: float = 0.0          # emulate: seconds spent parsing them
     flooding: bool = False             # emulate: over budget, bytes are read and dropped
+    printing_since: float = 0.0        # when its bytes started to come without a pause
+    handoff: bool = False              # it printed on and on: its pipe is handed to us
+                                       # (handoff.py), no `cat` between
     refused: set = field(default_factory=set)  # report tokens whose refusal was logged
     # the state an earlier sidecar left on the pane (a restart, an update's hand-over): the
     # first classification's "before", so a prompt already announced is not announced again

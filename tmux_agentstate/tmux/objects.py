@@ -151,9 +151,11 @@ class Batch:
         else:
             self.add("set-option", "-g", "-q", name, value)
 
-    def pipe_to_fifo(self, pane: str, fifo: str) -> None:
+    def pipe_to_fifo(self, pane: str, fifo: str, command: str | None = None) -> None:
+        """Pipe the pane to the sidecar: a `cat` into `fifo`, or `command` (a hand-over of
+        the pipe itself); `fifo` is named ours either way (another writer may use it)."""
         # -O: pane output only. Never -o: it toggles, and would turn an open pipe off.
-        self.add("pipe-pane", "-O", "-t", pane, cat_into(fifo))
+        self.add("pipe-pane", "-O", "-t", pane, command or cat_into(fifo))
         self.set_pane(pane, "@agentstate_pipe", fifo)
 
     def close_pipe(self, pane: str) -> None:

@@ -66,6 +66,7 @@ class EmulateIntake(PipedIntake):
         if not data or w is None:
             return
         now, wall = time.monotonic(), time.time()  # `wall`: when the agent's reports came
+        self._printing(w, now)
         w.last_byte = now
         self.printed.add(pane_id)
         c = self.config
@@ -112,6 +113,10 @@ class EmulateIntake(PipedIntake):
         self._flooding[w.pane_id] = w
         log.info("%s: flood (%s): its screen is read from tmux until it stops", w.pane_id, why)
 
+    def _pipe_again(self, w: PaneWatch) -> None:
+        # the new pipe holds what comes after the capture it is set with (`seed`)
+        self.seed_soon(w)
+
     def listed(self, w: PaneWatch, info: PaneInfo, screens: dict[str, str]) -> None:
         if (info.height, info.width) != (w.screen.lines, w.screen.columns):
             w.screen.resize(info.height, info.width)
@@ -123,6 +128,7 @@ class EmulateIntake(PipedIntake):
         """Screens that are new, resized or past a flood come from tmux, to go on parsing
         their bytes from there."""
         now = time.monotonic()
+        self._late_handoffs(now)
         for w in list(self._flooding.values()):
             if w.flooding and w.intake is self and self._all.get(w.pane_id) is w:
                 # every sweep: tmux's screen now, and parsing again once quiet

@@ -42,6 +42,7 @@ class PipeIntake(PipedIntake):
         # working panes that printed since their screen was last read: pane → when it was
         self._busy: dict[str, float] = {}
         self._read: dict[str, float] = {}     # pane → when its screen was last read
+        self._repipe: dict[str, PaneWatch] = {}  # panes to pipe afresh at the next seed
 
     def attach(self, w: PaneWatch, batch: Batch) -> bool:
         if self._foreign(w.info):
@@ -93,6 +94,7 @@ class PipeIntake(PipedIntake):
             return
         now = time.monotonic()
         started = now - w.last_byte >= self.config.burst_gap  # first bytes after a pause
+        self._printing(w, now)
         w.last_byte = now
         self.printed.add(pane_id)
         if w.screen.note_bytes(data, time.time()) and w not in self._reported:
@@ -209,3 +211,20 @@ class PipeIntake(PipedIntake):
         super().forget(w)
         self._busy.pop(w.pane_id, None)
         self._read.pop(w.pane_id, None)
+        self._repipe.pop(w.pane_id, None)
+
+    def _pipe_again(self, w: PaneWatch) -> None:
+        self._repipe[w.pane_id] = w
+
+    def seed(self) -> None:
+        self._late_handoffs(time.monotonic())
+        if self._repipe:
+            # a fresh pipe: the bytes on their way in the old one are dropped with it, and
+            # the screen is tmux's anyway
+            batch = Batch()
+            for w in self._repipe.values():
+                if self._all.get(w.pane_id) is w and w.intake is self:
+                    self._pipe(w, batch)
+            self._repipe = {}
+            self.tmux.apply(batch)
+        super().seed()

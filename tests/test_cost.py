@@ -6,6 +6,8 @@ from __future__ import annotations
 import shlex
 import time
 
+import pytest
+
 from conftest import wait_for
 
 # a Claude Code spinner row redrawn in place every 50 ms for `seconds`, then its permission
@@ -40,14 +42,16 @@ def test_a_working_agents_screen_is_read_when_it_matters_not_at_every_burst(tmux
     wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=20, message="blocked")
 
 
-def test_a_prompt_drawn_while_the_pane_still_prints_is_seen_from_its_bytes(tmux_server, sidecar):
+@pytest.mark.parametrize("intake", ["pipe", "emulate"])
+def test_a_prompt_drawn_while_the_pane_still_prints_is_seen_from_its_bytes(tmux_server, sidecar,
+                                                                            intake):
     """The prompt's text in the bytes of a busy pane is enough: its screen is read at once,
     though the spinner row goes on being redrawn below the dialog."""
     script = ("i=0; while [ $i -lt 40 ]; do printf '\\r✻ Thinking… (1s · esc to interrupt)"
               "\\033[K'; i=$((i + 1)); sleep 0.05; done; "
               "printf '\\nDo you want to proceed?\\n ❯ 1. Yes\\n   2. No\\n'; "
               "while :; do printf '\\r✻ Waiting %s\\033[K' $i; i=$((i + 1)); sleep 0.05; done")
-    sc = sidecar(intake="pipe").start()
+    sc = sidecar(intake=intake).start()
     pane = agent_pane(tmux_server, script)
     wait_for(lambda: tmux_server.state(pane) == "working", message="working")
     wait_for(lambda: tmux_server.state(pane) == "blocked", timeout=4, message="blocked")
@@ -96,4 +100,40 @@ def test_a_working_pane_that_goes_on_printing_is_classified_when_quiet_or_rarely
     assert intake.worth_classifying(pane("working", c.quiet, 0.1), now)
     assert intake.worth_classifying(pane("working", frame_gap, c.busy_classify), now)
     assert not intake.worth_classifying(pane("idle", 0.0, 0.1), now)
+    intake.close()
+
+
+def test_a_working_panes_look_waits_for_a_prompts_word_or_a_pause(tmp_path):
+    """emulate: the pre-check of a working pane that goes on printing is put off until its
+    bytes hold a word of a prompt (one cut between two reads too) or it pauses for `quiet`;
+    a pane that is not working, or that paused, is looked at when due."""
+    from types import SimpleNamespace
+
+    from tmux_agentstate.core.catalog import Catalog
+    from tmux_agentstate.core.combine import PaneState
+    from tmux_agentstate.sidecar.config import Config
+    from tmux_agentstate.sidecar.intakes import EmulateIntake
+
+    c = Config()
+    intake = EmulateIntake(None, c, {}, tmp_path)
+    claude = Catalog().by_name["claude"]
+    now = 1000.0
+
+    def pane(state="working", since_byte=0.01):
+        return SimpleNamespace(pane_id="%1", manifest=claude, due=now,
+                               state=state and PaneState(state, "screen"),
+                               last_byte=now - since_byte)
+
+    spinner = "\r✻ Thinking… (3s · esc to interrupt)\x1b[K".encode()
+    w = pane()
+    intake._note_words(w, spinner)
+    assert intake._put_off(w, now) and w.due == w.last_byte + c.quiet
+    intake._note_words(w, b"\x1b[9;1HEsc to can")
+    assert intake._put_off(w, now)
+    intake._note_words(w, b"cel")  # the word cut between two reads
+    assert not intake._put_off(w, now)
+    intake._drop_words(w)
+    assert not intake._put_off(pane(since_byte=c.quiet), now)  # a pause: looked at
+    assert not intake._put_off(pane("idle"), now)
+    assert not intake._put_off(pane("blocked"), now)
     intake.close()

@@ -16,7 +16,9 @@ from ..fifos import CHUNK
 from ..watch import PaneWatch
 from .base import Wake
 from .piped import PipedIntake
-from .pipe import PIPE_DRAIN
+from .pipe import HINT_TAIL, PIPE_DRAIN
+
+WORD_TAIL = 64  # bytes of a read kept for the next: a prompt's word cut between two reads
 
 log = logging.getLogger("tmux_agentstate.sidecar")
 
@@ -29,6 +31,10 @@ class EmulateIntake(PipedIntake):
         self._counted: dict[str, PaneWatch] = {}  # panes whose bytes were counted since the seed
         self._flooding: dict[str, PaneWatch] = {}  # panes whose bytes are dropped (a flood)
         self._pending: dict[str, PaneWatch] = {}   # panes with a time set to look at them
+        # working panes whose bytes since their last look hold a word of a prompt (or the
+        # agent's own report): the look at them is not put off (`_put_off`)
+        self._worded: set[str] = set()
+        self._tails: dict[str, bytes] = {}  # each working pane's last bytes: a word cut by a read
 
     def new_screen(self, info: PaneInfo) -> PaneScreen:
         return PaneScreen(info.height, info.width)
@@ -50,11 +56,35 @@ class EmulateIntake(PipedIntake):
             self._on_readable(pane_id)
         pending.update(self._pending)
         now = time.monotonic()
-        changed = [w for w in pending.values() if w.due is not None and w.due <= now]
+        changed = [w for w in pending.values() if w.due is not None and w.due <= now
+                   and not self._put_off(w, now)]
         for w in changed:
             w.due = None
+            self._worded.discard(w.pane_id)
         self._pending = {p: w for p, w in pending.items() if w.due is not None}
         return Wake(changed, coalesce=bool(ready), rung=rung)
+
+    def _put_off(self, w: PaneWatch, now: float) -> bool:
+        """A working pane that goes on printing, and whose bytes hold no word of a prompt, is
+        looked at (the pre-check of its changed rows) once it is quiet for `quiet`, not at
+        each pause of its spinner: most of what 50 busy panes' looks cost. A renderer that
+        draws a prompt cell by cell (no word in its bytes) is seen at that pause."""
+        if (w.state is None or w.state.state != "working" or w.pane_id in self._worded
+                or now - w.last_byte >= self.config.quiet):
+            return False
+        w.due = w.last_byte + self.config.quiet
+        return True
+
+    def _note_words(self, w: PaneWatch, data: bytes) -> None:
+        """Whether these bytes of a working pane may draw a prompt's words (`_put_off`)."""
+        if w.state is None or w.state.state != "working" or w.pane_id in self._worded:
+            self._tails.pop(w.pane_id, None)
+            return
+        hint = w.manifest.blocked_hint
+        tail = data[-HINT_TAIL:]
+        if hint is None or hint.may_be_in(self._tails.get(w.pane_id, b"") + tail):
+            self._worded.add(w.pane_id)
+        self._tails[w.pane_id] = tail[-WORD_TAIL:]
 
     def _on_readable(self, pane_id: str) -> None:
         # all the FIFO holds, up to past a sweep's byte budget: one chunk per wake (a wake
@@ -77,6 +107,7 @@ class EmulateIntake(PipedIntake):
             # agent's own reports in them still count (a search, not a parse)
             if w.screen.note_bytes(data, wall):
                 w.due = now
+                self._worded.add(pane_id)  # never put off
                 self._pending[pane_id] = w
             return
         w.window_bytes += len(data)
@@ -86,8 +117,10 @@ class EmulateIntake(PipedIntake):
         w.window_parse += time.perf_counter() - started
         if w.window_parse > c.flood_seconds:
             self._flood(w, f"> {c.flood_seconds * 1000:.0f} ms of parsing a sweep")
+        self._note_words(w, data)
         if reported:  # the agent's own report changed: classified and published at once
             w.due = now
+            self._worded.add(pane_id)
         elif w.due is None:
             w.due = max(now + c.settle, w.last_classified + c.min_gap)
         self._pending[pane_id] = w
@@ -112,6 +145,18 @@ class EmulateIntake(PipedIntake):
         w.flooding = True
         self._flooding[w.pane_id] = w
         log.info("%s: flood (%s): its screen is read from tmux until it stops", w.pane_id, why)
+
+    def detach(self, w: PaneWatch, batch: Batch) -> None:
+        super().detach(w, batch)
+        self._drop_words(w)
+
+    def forget(self, w: PaneWatch) -> None:
+        super().forget(w)
+        self._drop_words(w)
+
+    def _drop_words(self, w: PaneWatch) -> None:
+        self._worded.discard(w.pane_id)
+        self._tails.pop(w.pane_id, None)
 
     def _pipe_again(self, w: PaneWatch) -> None:
         # the new pipe holds what comes after the capture it is set with (`seed`)

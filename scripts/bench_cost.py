@@ -2,7 +2,8 @@
 
 Each run makes a private tmux server with N agent panes, measures the tmux server alone for
 `--seconds`, then starts the sidecar on the same panes (the cold start: until every pane has
-`@agentstate`) and measures again:
+`@agentstate`) and measures again, then stops it and measures tmux alone once more (the mean
+of the two is "tmux alone": what replayed panes make tmux do drifts from minute to minute):
 
 - sidecar: its own CPU, the tmux clients it ran and its control-mode client;
 - tmux alone / tmux with: the server's CPU, and with the sidecar also its `pipe-pane`
@@ -133,12 +134,23 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
         dt = time.monotonic() - t1
         sidecar = (side.seconds() + (_cpu(me, reaped=True) - _cpu(me) - side_reaped)) / dt
         tmux_with = (tmux.seconds() + pipes.seconds()) / dt
+        # tmux alone again once the sidecar is gone (its pipes closed): what the replays make
+        # tmux do drifts over a minute, and the mean of before and after is the fairer match
+        # for the window between them
+        alive = sc.poll() is None
+        pipes_part = pipes.seconds() / dt  # before the sidecar stops: its pipes go with it
+        sc.terminate()
+        sc.wait(10)
+        time.sleep(3)
+        again = Sample([server])
+        time.sleep(seconds)
+        tmux_alone = (tmux_alone + again.seconds() / seconds) / 2
         added = sidecar + tmux_with - tmux_alone
         return {"sidecar": 100 * sidecar, "tmux_alone": 100 * tmux_alone,
-                "tmux_with": 100 * tmux_with, "pipes": 100 * pipes.seconds() / dt,
+                "tmux_with": 100 * tmux_with, "pipes": 100 * pipes_part,
                 "added": 100 * added,
                 "ratio": added / tmux_alone if tmux_alone > 0 else float("inf"),
-                "rss": max(rss, default=0) / 2**20, "cold": cold, "alive": sc.poll() is None}
+                "rss": max(rss, default=0) / 2**20, "cold": cold, "alive": alive}
     finally:
         b.close()
 

@@ -128,9 +128,10 @@ def test_a_working_panes_look_waits_for_a_prompts_word_or_a_pause(tmp_path):
     w = pane()
     intake._note_words(w, spinner)
     assert intake._put_off(w, now) and w.due == w.last_byte + c.quiet
-    intake._note_words(w, b"\x1b[9;1HEsc to can")
+    assert not intake._note_words(w, b"\x1b[9;1HEsc to can")
     assert intake._put_off(w, now)
-    intake._note_words(w, b"cel")  # the word cut between two reads
+    assert intake._note_words(w, b"cel")  # the word cut between two reads: the look is due
+    assert not intake._note_words(w, b"cancel")  # already due
     assert not intake._put_off(w, now)
     intake._drop_words(w)
     assert not intake._put_off(pane(since_byte=c.quiet), now)  # a pause: looked at

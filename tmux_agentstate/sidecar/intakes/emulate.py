@@ -75,16 +75,20 @@ class EmulateIntake(PipedIntake):
         w.due = w.last_byte + self.config.quiet
         return True
 
-    def _note_words(self, w: PaneWatch, data: bytes) -> None:
-        """Whether these bytes of a working pane may draw a prompt's words (`_put_off`)."""
+    def _note_words(self, w: PaneWatch, data: bytes) -> bool:
+        """Note whether these bytes of a working pane may draw a prompt's words (`_put_off`):
+        whether they are the first since its last look that do."""
         if w.state is None or w.state.state != "working" or w.pane_id in self._worded:
             self._tails.pop(w.pane_id, None)
-            return
+            return False
         hint = w.manifest.blocked_hint
         tail = data[-HINT_TAIL:]
-        if hint is None or hint.may_be_in(self._tails.get(w.pane_id, b"") + tail):
-            self._worded.add(w.pane_id)
+        before = self._tails.get(w.pane_id, b"")
         self._tails[w.pane_id] = tail[-WORD_TAIL:]
+        if hint is None or hint.may_be_in(before + tail):
+            self._worded.add(w.pane_id)
+            return True
+        return False
 
     def _on_readable(self, pane_id: str) -> None:
         # all the FIFO holds, up to past a sweep's byte budget: one chunk per wake (a wake
@@ -117,12 +121,15 @@ class EmulateIntake(PipedIntake):
         w.window_parse += time.perf_counter() - started
         if w.window_parse > c.flood_seconds:
             self._flood(w, f"> {c.flood_seconds * 1000:.0f} ms of parsing a sweep")
-        self._note_words(w, data)
+        worded = self._note_words(w, data)
         if reported:  # the agent's own report changed: classified and published at once
             w.due = now
             self._worded.add(pane_id)
-        elif w.due is None:
-            w.due = max(now + c.settle, w.last_classified + c.min_gap)
+        elif w.due is None or worded:
+            # a look put off till a pause (`_put_off`) comes back to now when a prompt's
+            # words come: a dialog drawn just after its spinner was erased
+            soon = max(now + c.settle, w.last_classified + c.min_gap)
+            w.due = soon if w.due is None else min(w.due, soon)
         self._pending[pane_id] = w
 
     def worth_classifying(self, w: PaneWatch, now: float) -> bool:

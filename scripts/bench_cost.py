@@ -7,7 +7,8 @@ of the two is "tmux alone": what replayed panes make tmux do drifts from minute 
 
 - sidecar: its own CPU, the tmux clients it ran and its control-mode client;
 - tmux alone / tmux with: the server's CPU, and with the sidecar also its `pipe-pane`
-  children (the `cat` per piped pane: work we make the server start; "(pipes)" is their part);
+  children (the `cat` per piped pane that was not handed over: work we make the server start;
+  "(pipes)" is their part);
 - added: sidecar + (tmux with - tmux alone); ratio: added / tmux alone;
 - RSS: the sidecar's largest resident set while measured.
 

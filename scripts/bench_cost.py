@@ -12,8 +12,11 @@ of the two is "tmux alone": what replayed panes make tmux do drifts from minute 
 - added: sidecar + (tmux with - tmux alone); ratio: added / tmux alone;
 - RSS: the sidecar's largest resident set while measured.
 
-Scenarios: `idle:N` (each pane shows a real idle capture, then nothing: an agent that waits)
-and `busy:N` (each pane replays real captures at ~0.75 KB/s, bursts to 10 KB/s, looped).
+Scenarios: `idle:N` (each pane shows a real idle capture, then nothing: an agent that waits),
+`busy:N` (each pane replays real captures at ~0.75 KB/s, bursts to 10 KB/s, looped: state
+changes every few seconds, never a long pause) and `agents:N` (the fake Claude-like agent on
+autopilot, `demo.fake_agent`: turns of working with a spinner, silent tool calls, dialogs
+answered after 3-8 s, idle spells: closer to what a user runs).
 """
 from __future__ import annotations
 
@@ -79,6 +82,12 @@ def make_panes(bench, scenario: str, n: int, python: str) -> None:
                   and f.path.stat().st_size > 2000]
     else:
         chosen = [f for f in fixtures if f.path.stat().st_size > 20_000]
+    if scenario == "agents":  # fake agents on autopilot: minutes of work with a spinner,
+        # tool calls that print nothing, a dialog answered after 3-8 s: what a user runs
+        for i in range(n):
+            bench.pane(f"env AGENTSTATE_AGENT=claude {shlex.quote(python)} -m "
+                       f"tmux_agentstate.demo.fake_agent --autopilot --seed {i + 7}")
+        return
     for i in range(n):
         fx = chosen[i % len(chosen)]
         if scenario == "idle":

@@ -349,7 +349,8 @@ def main() -> int:
     ac.add_argument("--intake", choices=INTAKES, default="pipe")
     co = sub.add_parser("cost", help="what the sidecar adds to tmux's own CPU (bench_cost.py)")
     co.add_argument("--scenarios", default="idle:200,busy:50",
-                    help="comma-separated idle:N (agents waiting) and busy:N (replaying)")
+                    help="comma-separated idle:N (agents waiting), busy:N (replaying) and "
+                         "agents:N (fake agents on autopilot)")
     co.add_argument("--intakes", default="emulate,pipe")
     co.add_argument("--runs", type=int, default=3)
     co.add_argument("--seconds", type=float, default=30)

@@ -12,6 +12,8 @@ import pytest
 
 from conftest import OuterClient, replay_command, wait_for
 from tmux_agentstate.core.fixtures import load_index
+from tmux_agentstate.sidecar.doorbell import ring
+from tmux_agentstate.sidecar.runtime import Runtime
 
 FIXTURES = load_index()
 BLOCKED = next(f for f in FIXTURES if f.agent == "claude" and f.state == "blocked" and f.kind == "command-approval")
@@ -108,6 +110,9 @@ def test_fresh_report_wins_over_screen_rules_and_stale_one_loses(tmux_server, si
     token = launch_record(tmux_server, pane)["AGENTSTATE_TOKEN"]
     tmux_server.cmd("set-option", "-p", "-t", pane, "@agentstate_report",
                     f"working {time.time() - 120:.0f} hook:claude:UserPromptSubmit {token}")
+    # and its doorbell rung, as the hook does after each report (a report set by hand alone
+    # is read at the next pane listing, a 30 s backstop)
+    ring(Runtime(tmux_server.tmux.socket()).dir, pane)
     wait_for(lambda: tmux_server.state(pane) == "idle", message="stale report loses")
     assert tmux_server.option(pane, "@agentstate_source") == "screen"
 

@@ -138,9 +138,6 @@ class Fifos:
         self.selector.register(fd, selectors.EVENT_READ, pane_id)
         return True
 
-    def has_socket(self, pane_id: str) -> bool:
-        return pane_id in self._sockets
-
     def socket_open(self, pane_id: str) -> bool:
         """Whether tmux still writes into the pane's handed socket (no EOF waits in it)."""
         sock = self._sockets.get(pane_id)
@@ -237,9 +234,6 @@ class Fifos:
             if len(tail) > 2 * RECENT:  # trimmed now and then, not at every read
                 del tail[:-RECENT]
         return data
-
-    def socket_count(self) -> int:
-        return len(self._sockets)
 
     def recent(self, pane_id: str) -> bytes:
         """The last RECENT bytes read from the pane (its tail, not a replayable start)."""

@@ -105,9 +105,6 @@ class Handoff:
         """No hand-over wanted for this pane any more (its pipe replaced, the pane gone)."""
         self._tokens.pop(pane_id, None)
 
-    def waiting(self) -> set[str]:
-        return set(self._tokens)
-
     def accept(self) -> list[tuple[str, int]]:
         """The descriptors handed since the last call: (pane id, descriptor), each for a pane
         whose command we gave (the token matches); the caller owns them."""
@@ -120,37 +117,41 @@ class Handoff:
             except OSError:
                 break
             with conn:
-                for pane_id, fd in self._receive(conn):
-                    if self._tokens.get(pane_id[0]) == pane_id[1]:
-                        del self._tokens[pane_id[0]]
-                        handed.append((pane_id[0], fd))
-                    else:
-                        os.close(fd)  # not one we asked for: never read
+                got = self._receive(conn)
+            if got is None:
+                continue
+            pane_id, token, fd = got
+            if self._tokens.get(pane_id) == token:
+                del self._tokens[pane_id]
+                handed.append((pane_id, fd))
+            else:
+                os.close(fd)  # not one we asked for: never read
         return handed
 
     @staticmethod
-    def _receive(conn: socket.socket) -> list[tuple[tuple[str, str], int]]:
-        """What one connection sent: ((pane id, token), descriptor), at most one; a peer that is
-        not this user is refused. Every descriptor that came is closed or returned."""
+    def _receive(conn: socket.socket) -> tuple[str, str, int] | None:
+        """What one connection sent: (pane id, token, descriptor); None for nothing usable (a
+        peer that is not this user is refused). Every descriptor that came is closed or
+        returned."""
         fds = array.array("i")
         try:
             conn.settimeout(1.0)  # the command sends at once; a stuck peer must not hold us
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             msg, ancdata, _, _ = conn.recvmsg(_MESSAGE_MAX, socket.CMSG_SPACE(4 * fds.itemsize))
         except OSError:
-            return []
+            return None
         for level, kind, data in ancdata:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
         if not fds:
-            return []
+            return None
         _, uid, _ = struct.unpack("3i", creds)
         pane, _, token = msg.decode("ascii", "replace").partition(":")
         if uid != os.getuid() or len(fds) != 1 or not pane.isdigit():
             for fd in fds:
                 os.close(fd)
-            return []
-        return [((f"%{pane}", token), fds[0])]
+            return None
+        return f"%{pane}", token, fds[0]
 
     def close(self) -> None:
         if self._listener is not None:

@@ -301,23 +301,28 @@ from test_real_agents import (CODEX_DIALOG, AgentPane, CodexHome, codex_mock, hc
                               needs_codex)
 
 
-def _trust_hooks(agent: AgentPane) -> None:
+def _trust_hooks(*agents: AgentPane, until=lambda: True) -> None:
     """Codex's "Hooks need review" (at start-up, or late over the composer when a daemon
-    serves the session): trust all, until the composer has stood alone for 3 s."""
-    deadline, calm_since = time.time() + 90, None
+    serves the session, seconds later on a loaded machine): trust all, in every pane, until
+    each composer has stood alone for 3 s and `until()` holds."""
+    deadline, calm_since = time.time() + 90, {a.pane: None for a in agents}
     while True:
-        scr = agent.screen()
-        assert time.time() < deadline, scr
-        if "t trust all" in scr:
-            agent.keys("t")
-            calm_since = None
-        elif "Trust all and continue" in scr:
-            agent.keys("Enter" if re.search(r"›\s*2\. Trust all and continue", scr) else "Down")
-            calm_since = None
-        elif "? for shortcuts" in scr:
-            calm_since = calm_since or time.time()
-            if time.time() - calm_since > 3:
-                return
+        screens = {a.pane: a.screen() for a in agents}
+        assert time.time() < deadline, screens
+        for agent in agents:
+            scr = screens[agent.pane]
+            if "t trust all" in scr:
+                agent.keys("t")
+                calm_since[agent.pane] = None
+            elif "Trust all and continue" in scr:
+                agent.keys("Enter" if re.search(r"›\s*2\. Trust all and continue", scr) else "Down")
+                calm_since[agent.pane] = None
+            elif "? for shortcuts" in scr:
+                calm_since[agent.pane] = calm_since[agent.pane] or time.time()
+            else:
+                calm_since[agent.pane] = None
+        if all(t and time.time() - t > 3 for t in calm_since.values()) and until():
+            return
         time.sleep(0.5)
 
 
@@ -341,9 +346,6 @@ def test_codex_daemon_runs_a_second_panes_hooks_with_the_first_panes_env_and_it_
         first = AgentPane(tmux_server, [str(hcodex.CODEX_BIN)], home.env(), home.proj, rows=30, cols=100)
         _trust_hooks(first)
         second = AgentPane(tmux_server, [str(hcodex.CODEX_BIN)], home.env(), proj2, rows=30, cols=100)
-        _trust_hooks(second)
-        wait_for(lambda: tmux_server.state(first.pane) == "idle" and tmux_server.state(second.pane) == "idle",
-                 timeout=30, message="both idle")
 
         def daemons():
             found = []
@@ -356,6 +358,9 @@ def test_codex_daemon_runs_a_second_panes_hooks_with_the_first_panes_env_and_it_
             return found
 
         wait_for(daemons, timeout=30, message="the app-server daemon")
+        # the daemon's late review may come to either pane: trust on both until both are idle
+        _trust_hooks(first, second, until=lambda: (tmux_server.state(first.pane), tmux_server.state(second.pane))
+                     == ("idle", "idle"))
         assert len(daemons()) == 1, daemons()
         daemon_env = Path(f"/proc/{daemons()[0]}/environ").read_bytes().split(b"\0")
         assert f"TMUX_PANE={first.pane}".encode() in daemon_env

@@ -117,6 +117,24 @@ def test_fresh_report_wins_over_screen_rules_and_stale_one_loses(tmux_server, si
     assert tmux_server.option(pane, "@agentstate_source") == "screen"
 
 
+def test_a_report_that_ages_past_its_lifetime_loses_with_nothing_else_happening(tmux_server, sidecar):
+    """The hook that never fires again, the agent still in front, its screen unchanged: the
+    report goes stale by time alone (the default lifetime, 30 s), and the pane is classified
+    again then. Before, only a change to the pane (bytes, a report, a ring) did it."""
+    pane = tmux_server.new_pane(replay_command(IDLE.path, "claude"), rows=IDLE.rows, cols=IDLE.cols)
+    sidecar(interval=0.3).start()
+    wait_for(lambda: tmux_server.state(pane) == "idle", message="idle")
+    reported = time.time()
+    hook(tmux_server, pane, "claude", "UserPromptSubmit")
+    wait_for(lambda: tmux_server.state(pane) == "working", message="report wins")
+    # nothing rings, nothing prints from here: only time passes
+    time.sleep(max(0.0, reported + 25 - time.time()))
+    assert tmux_server.state(pane) == "working"
+    wait_for(lambda: tmux_server.state(pane) == "idle", timeout=15, message="the report aged out")
+    assert time.time() - reported >= 29.5
+    assert tmux_server.option(pane, "@agentstate_source") == "screen"
+
+
 def test_send_refuses_blocked_pane_and_answer_types_the_manifest_keys(tmux_server, tmp_path):
     typed = tmp_path / "typed.log"
     pane = tmux_server.new_pane(

@@ -217,7 +217,8 @@ class Sidecar:
         panes = list(self.panes.values())
         for w in panes:
             if (w.via and infer_agent(w, self.catalog.by_name, now)) or (  # adopted, dropped
-                    w.screen.dirty and w.intake.worth_classifying(w, now)):
+                    w.screen.dirty and w.intake.worth_classifying(w, now)) or (
+                    w.report_stale_at is not None and now >= w.report_stale_at):
                 self._classify(w)
         for pane_id in self.to_publish:
             w = self.panes.get(pane_id)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .. import procs
 from ..hooks import context
 from ..core import origin
-from ..core.combine import (PaneState, Report, combine, newest, record_decides,
+from ..core.combine import (PaneState, Report, combine, newest, record_decides, report_in_force,
                             report_from_claude_session, screen_verdict_since)
 from ..core.infer import Inference, without_tmux_status
 from ..core.manifest import Manifest
@@ -63,6 +63,9 @@ class PaneWatch:
     handoff: bool = False              # it printed on and on: its pipe is handed to us
                                        # (handoff.py), no `cat` between
     refused: set = field(default_factory=set)  # report tokens whose refusal was logged
+    # monotonic time the report in force at the last classification goes stale: classified
+    # again then, even if nothing else happens to the pane (a hook that never fires again)
+    report_stale_at: float | None = None
     # the state an earlier sidecar left on the pane (a restart, an update's hand-over): the
     # first classification's "before", so a prompt already announced is not announced again
     inherited: str | None = None
@@ -160,6 +163,9 @@ def classify(w: PaneWatch, report_lifetime: float) -> tuple[PaneState | None, Pa
     board = w.screen.status
     record_news, w.status_serial = board.serial != w.status_serial, board.serial
     new = combine(True, match, report, wall, report_lifetime, w.screen_changed_at, board.root)
+    w.report_stale_at = (w.last_classified + report.at + report_lifetime - wall
+                         if report_in_force(report, wall, w.screen_changed_at, report_lifetime)
+                         else None)
     # the agent said its turn is done: done while unseen, even if no sweep saw it working
     said_done = (record_news and record_decides(new) and board.root is not None
                  and board.root.status.state == "done")

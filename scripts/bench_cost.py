@@ -12,6 +12,14 @@ of the two is "tmux alone": what replayed panes make tmux do drifts from minute 
 - added: sidecar + (tmux with - tmux alone); ratio: added / tmux alone;
 - RSS: the sidecar's largest resident set while measured.
 
+A twin server runs beside it all along: the same panes, the same replays from the same seeds,
+never a sidecar. Its CPU in the same seconds is the other baseline ("twin" columns): added =
+sidecar + (tmux with - twin then) - (tmux alone - twin then), the difference of the two
+servers with the sidecar less their difference without it. Before and after only bracket the
+sidecar's window; the twin is measured in it. (What tmux spends on the same replays falls by
+a third over the first minutes, on this machine even with no history kept; single runs of the
+before/after figure scattered by 1.5 % of a core.)
+
 Scenarios: `idle:N` (each pane shows a real idle capture, then nothing: an agent that waits),
 `busy:N` (each pane replays real captures at ~0.75 KB/s, bursts to 10 KB/s, looped: state
 changes every few seconds, never a long pause) and `agents:N` (the fake Claude-like agent on
@@ -95,7 +103,7 @@ def make_panes(bench, scenario: str, n: int, python: str) -> None:
                    f"{shlex.quote('cat ' + shlex.quote(str(fx.path)) + '; exec sleep 86400')}")
         else:
             cmd = (f"env AGENTSTATE_AGENT={fx.agent} {shlex.quote(python)} -m "
-                   f"tmux_agentstate.demo.replay --rate 750 --loop --seed {i} "
+                   f"tmux_agentstate.demo.replay --rate 750 --loop --from-anywhere --seed {i} "
                    f"{shlex.quote(str(fx.path))}")
         bench.pane(cmd, fx.rows, fx.cols)
 
@@ -108,14 +116,17 @@ def stateful(bench) -> tuple[int, int]:
 def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, python: str,
             interval: float, run: int) -> dict:
     b = bench_cls(f"cost-{scenario}{n}-{intake}-{run}")
+    twin_bench = bench_cls(f"twin-{scenario}{n}-{intake}-{run}")
     try:
-        make_panes(b, scenario, n, python)
-        b.tmux("kill-session", "-t", "bench")  # only the agent panes
+        for bench in (b, twin_bench):
+            make_panes(bench, scenario, n, python)
+            bench.tmux("kill-session", "-t", "bench")  # only the agent panes
         time.sleep(3 if scenario == "idle" else 5)  # the panes' own start is not measured
-        server = psutil.Process(b.server_pid)
-        alone = Sample([server])
+        server, twin = psutil.Process(b.server_pid), psutil.Process(twin_bench.server_pid)
+        alone, twin_alone = Sample([server]), Sample([twin])
         time.sleep(seconds)
         tmux_alone = alone.seconds() / seconds
+        apart = tmux_alone - twin_alone.seconds() / seconds  # the servers' own difference
         panes = pane_pids(b)
         t0 = time.monotonic()
         sc = b.sidecar(interval, intake)
@@ -131,6 +142,7 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
         side = Sample([me, *me.children(recursive=True)])
         side_reaped = _cpu(me, reaped=True) - _cpu(me)
         tmux, pipes = Sample([server]), Sample(server_helpers(server, panes))
+        twin_with = Sample([twin])
         rss = []
         t1 = time.monotonic()
         while time.monotonic() - t1 < seconds:
@@ -144,6 +156,7 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
         dt = time.monotonic() - t1
         sidecar = (side.seconds() + (_cpu(me, reaped=True) - _cpu(me) - side_reaped)) / dt
         tmux_with = (tmux.seconds() + pipes.seconds()) / dt
+        twin_then = twin_with.seconds() / dt
         # tmux alone again once the sidecar is gone (its pipes closed): what the replays make
         # tmux do drifts over a minute, and the mean of before and after is the fairer match
         # for the window between them
@@ -152,24 +165,32 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
         sc.terminate()
         sc.wait(10)
         time.sleep(3)
-        again = Sample([server])
+        again, twin_again = Sample([server]), Sample([twin])
         time.sleep(seconds)
-        tmux_alone = (tmux_alone + again.seconds() / seconds) / 2
+        after = again.seconds() / seconds
+        apart = (apart + after - twin_again.seconds() / seconds) / 2
+        tmux_alone = (tmux_alone + after) / 2
         added = sidecar + tmux_with - tmux_alone
+        twin_added = sidecar + tmux_with - twin_then - apart
         return {"sidecar": 100 * sidecar, "tmux_alone": 100 * tmux_alone,
                 "tmux_with": 100 * tmux_with, "pipes": 100 * pipes_part,
                 "added": 100 * added,
                 "ratio": added / tmux_alone if tmux_alone > 0 else float("inf"),
+                "twin": 100 * twin_then, "twin_added": 100 * twin_added,
+                "twin_ratio": twin_added / twin_then if twin_then > 0 else float("inf"),
                 "rss": max(rss, default=0) / 2**20, "cold": cold, "alive": alive}
     finally:
         b.close()
+        twin_bench.close()
 
 
 def cmd_cost(args, bench_cls, python: str) -> None:
     print(f"{args.seconds:.0f} s measured per phase; CPU in % of one core; ratio = added / "
           f"tmux alone")
+    print("twin: a server with the same panes and no sidecar, measured in the same seconds")
     print(f"{'scenario':<9} {'intake':<8} {'run':>3} {'sidecar':>8} {'tmux alone':>10} "
-          f"{'tmux with':>9} {'(pipes)':>8} {'added':>7} {'ratio':>6} {'RSS MB':>7} {'cold s':>7}")
+          f"{'tmux with':>9} {'(pipes)':>8} {'added':>7} {'ratio':>6} {'twin':>6} "
+          f"{'added':>6} {'ratio':>6} {'RSS MB':>7} {'cold s':>7}")
     for spec in args.scenarios.split(","):
         scenario, _, count = spec.partition(":")
         for intake in args.intakes.split(","):
@@ -181,15 +202,18 @@ def cmd_cost(args, bench_cls, python: str) -> None:
                 cold = f"{r['cold']:.2f}" if r["cold"] is not None else "never"
                 print(f"{spec:<9} {intake:<8} {run:>3} {r['sidecar']:>8.2f} "
                       f"{r['tmux_alone']:>10.2f} {r['tmux_with']:>9.2f} {r['pipes']:>8.2f} "
-                      f"{r['added']:>7.2f} "
-                      f"{r['ratio']:>6.2f} {r['rss']:>7.1f} {cold:>7}"
+                      f"{r['added']:>7.2f} {r['ratio']:>6.2f} {r['twin']:>6.2f} "
+                      f"{r['twin_added']:>6.2f} {r['twin_ratio']:>6.2f} {r['rss']:>7.1f} {cold:>7}"
                       f"{'' if r['alive'] else '  (sidecar DIED)'}", flush=True)
             if len(rows) > 1:
                 med = {k: statistics.median(r[k] for r in rows) for k in
-                       ("sidecar", "tmux_alone", "tmux_with", "pipes", "added", "ratio", "rss")}
+                       ("sidecar", "tmux_alone", "tmux_with", "pipes", "added", "ratio", "twin",
+                        "twin_added", "twin_ratio", "rss")}
                 print(f"{spec:<9} {intake:<8} {'med':>3} {med['sidecar']:>8.2f} "
                       f"{med['tmux_alone']:>10.2f} {med['tmux_with']:>9.2f} {med['pipes']:>8.2f} "
-                      f"{med['added']:>7.2f} {med['ratio']:>6.2f} {med['rss']:>7.1f}", flush=True)
+                      f"{med['added']:>7.2f} {med['ratio']:>6.2f} {med['twin']:>6.2f} "
+                      f"{med['twin_added']:>6.2f} {med['twin_ratio']:>6.2f} {med['rss']:>7.1f}",
+                      flush=True)
 
 
 def cmd_floor(args, bench_cls, python: str) -> None:

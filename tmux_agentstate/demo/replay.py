@@ -4,8 +4,11 @@
 
 Bytes are written in small bursts averaging `--rate` bytes a second with occasional peaks
 (`--peak`), the shape of a real agent's output; `--loop` starts over (the captures begin with
-the agent's own start-up, so each pass redraws a whole session). After the last pass it holds
-the final screen until killed, as an agent waiting at its prompt would.
+the agent's own start-up, so each pass redraws a whole session); `--from-anywhere` starts the
+first pass at a random point, so panes started together do not all draw the same part of a
+session at the same time (a benchmark's load then stays the same from minute to minute).
+After the last pass it holds the final screen until killed, as an agent waiting at its
+prompt would.
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peak", type=float, default=10_000, help="bytes/s during a burst")
     ap.add_argument("--loop", action="store_true")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--from-anywhere", action="store_true",
+                    help="start the first pass at a random point (the bytes before it at once): "
+                         "panes started together are not all at the same part of a session")
     ap.add_argument("--no-hold", action="store_true", help="exit after the last byte")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
@@ -36,9 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     # ticks of 0.1 s: most at half the mean rate, a few bursts at the peak, mean = --rate
     base = args.rate / 2
     p_burst = (args.rate - base) / max(args.peak - base, 1.0) if args.rate else 0
+    # where the first pass starts: a random capture, at a random byte (after its start-up)
+    anywhere = args.from_anywhere
+    skip = rng.randrange(len(captures)) if anywhere else 0
     while True:
-        for data in captures:
+        for data in captures[skip:]:
             pos = 0
+            if anywhere:
+                pos, anywhere = rng.randrange(len(data)), False
+                out.write(data[:pos])
+                out.flush()
             while pos < len(data):
                 if not args.rate:
                     n = len(data)
@@ -49,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                 pos += n
                 if args.rate:
                     time.sleep(0.1)
+        skip = 0
         if not args.loop:
             break
     if not args.no_hold:

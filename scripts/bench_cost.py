@@ -29,6 +29,7 @@ answered after 3-8 s, idle spells: closer to what a user runs).
 from __future__ import annotations
 
 import os
+import random
 import shlex
 import statistics
 import time
@@ -36,6 +37,8 @@ import time
 import psutil
 
 from tmux_agentstate.core.fixtures import load_index
+from tmux_agentstate.core.screen import PaneScreen
+from tmux_agentstate.demo.replay import TICK, tick_sizes
 
 
 def _cpu(proc: psutil.Process, reaped: bool = False) -> float:
@@ -218,29 +221,70 @@ def cmd_cost(args, bench_cls, python: str) -> None:
 
 def cmd_floor(args, bench_cls, python: str) -> None:
     """The floor of any intake that streams a pane's bytes: N busy panes, tmux alone, then
-    each pane piped into `cat > /dev/null` (no sidecar): the server's added CPU, the cats'."""
-    print(f"{args.panes} busy panes, {args.seconds:.0f} s a phase; % of one core")
+    each pane piped into `cat > /dev/null` (no sidecar): the server's added CPU, the cats'.
+    A twin server with the same panes, never piped, is measured in the same seconds (tmux
+    alone drifts from minute to minute: see the module's docstring)."""
+    print(f"{args.panes} busy panes, {args.seconds:.0f} s a phase; % of one core; "
+          f"twin: the same panes on a server never piped, the same seconds")
     for run in range(1, args.runs + 1):
-        b = bench_cls(f"floor-{run}")
+        b, twin_bench = bench_cls(f"floor-{run}"), bench_cls(f"floor-twin-{run}")
         try:
-            make_panes(b, "busy", args.panes, python)
-            b.tmux("kill-session", "-t", "bench")
+            for bench in (b, twin_bench):
+                make_panes(bench, "busy", args.panes, python)
+                bench.tmux("kill-session", "-t", "bench")
             time.sleep(5)
-            server = psutil.Process(b.server_pid)
-            alone = Sample([server])
+            server, twin = psutil.Process(b.server_pid), psutil.Process(twin_bench.server_pid)
+            alone, twin_alone = Sample([server]), Sample([twin])
             time.sleep(args.seconds)
             tmux_alone = alone.seconds() / args.seconds
+            apart = tmux_alone - twin_alone.seconds() / args.seconds
             panes = pane_pids(b)
             for pane in b.tmux("list-panes", "-a", "-F", "#{pane_id}").split():
                 b.tmux("pipe-pane", "-O", "-t", pane, "exec cat > /dev/null")
             time.sleep(3)
             piped, cats = Sample([server]), Sample(server_helpers(server, panes))
+            twin_then = Sample([twin])
             time.sleep(args.seconds)
-            server_added = piped.seconds() / args.seconds - tmux_alone
+            twin_cpu = twin_then.seconds() / args.seconds
+            server_added = piped.seconds() / args.seconds - twin_cpu - apart
             cat_cpu = cats.seconds() / args.seconds
-            print(f"run {run}: tmux alone {100 * tmux_alone:.2f}, piped: server "
-                  f"{100 * server_added:+.2f}, cats {100 * cat_cpu:.2f}; added "
-                  f"{100 * (server_added + cat_cpu):.2f} = "
-                  f"{(server_added + cat_cpu) / tmux_alone:.2f}x", flush=True)
+            added = server_added + cat_cpu
+            print(f"run {run}: tmux alone {100 * tmux_alone:.2f} (twin then {100 * twin_cpu:.2f})"
+                  f", piped: server {100 * server_added:+.2f}, cats {100 * cat_cpu:.2f}; added "
+                  f"{100 * added:.2f} = {added / twin_cpu if twin_cpu else float('inf'):.2f}x "
+                  f"the twin's tmux", flush=True)
         finally:
             b.close()
+            twin_bench.close()
+    parse_floor(args.panes)
+
+
+def parse_floor(n: int, simulated: float = 30.0, reads=(0.1, 0.5, 2.0)) -> None:
+    """What our screen's parse of the same load costs with no tmux, no FIFO, no sidecar: the
+    busy panes' replayed bytes (the same captures, shape and seeds), fed to one screen per
+    pane in one read per pane every `reads` seconds; CPU per second of the load."""
+    chosen = [f for f in load_index() if f.path.stat().st_size > 20_000]
+    ticks = round(simulated / TICK)
+    panes = []  # per pane: its bytes at each tick, and its screen's size
+    for i in range(n):
+        fx = chosen[i % len(chosen)]
+        data, rng = fx.path.read_bytes(), random.Random(i)
+        pos, sizes, chunks = rng.randrange(len(data)), tick_sizes(rng, 750, 10_000), []
+        looped = data * (2 + 10_000 // len(data))  # a burst may wrap past the end
+        for _ in range(ticks):
+            size = next(sizes)
+            chunks.append(looped[pos:pos + size])
+            pos = (pos + size) % len(data)
+        panes.append((chunks, fx.rows, fx.cols))
+    for every in reads:
+        per_read = max(1, round(every / TICK))
+        screens = [PaneScreen(rows, cols) for _, rows, cols in panes]
+        reads_of = [[b"".join(chunks[t:t + per_read]) for t in range(0, ticks, per_read)]
+                    for chunks, _, _ in panes]
+        started = time.process_time()
+        for k in range(len(reads_of[0])):
+            for screen, read in zip(screens, reads_of):
+                screen.feed(read[k])
+        spent = time.process_time() - started
+        print(f"our parse alone, a read per pane every {every:g} s: "
+              f"{100 * spent / simulated:.2f} % of a core", flush=True)

@@ -20,6 +20,18 @@ import sys
 import time
 
 
+TICK = 0.1  # seconds between writes
+
+
+def tick_sizes(rng: random.Random, rate: float, peak: float):
+    """Bytes to write at each tick: most at half the mean rate, a few bursts at the peak,
+    mean = `rate` (bench_cost's parse floor feeds the same shape without a terminal)."""
+    base = rate / 2
+    p_burst = (rate - base) / max(peak - base, 1.0)
+    while True:
+        yield max(1, int((peak if rng.random() < p_burst else base) * TICK))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+")
@@ -39,9 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.files:
         with open(name, "rb") as f:
             captures.append(f.read())
-    # ticks of 0.1 s: most at half the mean rate, a few bursts at the peak, mean = --rate
-    base = args.rate / 2
-    p_burst = (args.rate - base) / max(args.peak - base, 1.0) if args.rate else 0
+    sizes = tick_sizes(rng, args.rate, args.peak) if args.rate else None
     # where the first pass starts: a random capture, at a random byte (after its start-up)
     anywhere = args.from_anywhere
     skip = rng.randrange(len(captures)) if anywhere else 0
@@ -53,15 +63,12 @@ def main(argv: list[str] | None = None) -> int:
                 out.write(data[:pos])
                 out.flush()
             while pos < len(data):
-                if not args.rate:
-                    n = len(data)
-                else:
-                    n = max(1, int((args.peak if rng.random() < p_burst else base) * 0.1))
+                n = next(sizes) if sizes else len(data)
                 out.write(data[pos:pos + n])
                 out.flush()
                 pos += n
-                if args.rate:
-                    time.sleep(0.1)
+                if sizes:
+                    time.sleep(TICK)
         skip = 0
         if not args.loop:
             break

@@ -14,8 +14,8 @@ of the two is "tmux alone": what replayed panes make tmux do drifts from minute 
 
 A twin server runs beside it all along: the same panes, the same replays from the same seeds,
 never a sidecar. Its CPU in the same seconds is the other baseline ("twin" columns): added =
-sidecar + (tmux with - twin then) - (tmux alone - twin then), the difference of the two
-servers with the sidecar less their difference without it. Before and after only bracket the
+sidecar + (tmux with - twin then) - (tmux alone - twin, before and after): the two servers'
+difference with the sidecar less their difference without it. Before and after only bracket the
 sidecar's window; the twin is measured in it. (What tmux spends on the same replays falls by
 a third over the first minutes, on this machine even with no history kept; single runs of the
 before/after figure scattered by 1.5 % of a core.)
@@ -33,12 +33,13 @@ import random
 import shlex
 import statistics
 import time
+from contextlib import contextmanager
 
 import psutil
 
 from tmux_agentstate.core.fixtures import load_index
 from tmux_agentstate.core.screen import PaneScreen
-from tmux_agentstate.demo.replay import TICK, tick_sizes
+from tmux_agentstate.demo.replay import TICK, writes
 
 
 def _cpu(proc: psutil.Process, reaped: bool = False) -> float:
@@ -116,20 +117,37 @@ def stateful(bench) -> tuple[int, int]:
     return sum(1 for s in states if len(s.split()) > 1), len(states)
 
 
+@contextmanager
+def twin_pair(bench_cls, name: str, scenario: str, n: int, python: str):
+    """Two private servers with the same panes (the same replays from the same seeds): one
+    for what is measured, its twin left alone, measured in the same seconds."""
+    made = []
+    try:
+        for prefix in ("", "twin-"):
+            made.append(bench_cls(prefix + name))
+            make_panes(made[-1], scenario, n, python)
+            made[-1].tmux("kill-session", "-t", "bench")  # only the agent panes
+        yield made[0], made[1]
+    finally:
+        for bench in made:
+            bench.close()
+
+
+def side_by_side(one: list, other: list, seconds: float) -> tuple[float, float]:
+    """Two sets of processes' CPU over the same `seconds`, each in cores."""
+    a, b = Sample(one), Sample(other)
+    time.sleep(seconds)
+    return a.seconds() / seconds, b.seconds() / seconds
+
+
 def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, python: str,
             interval: float, run: int) -> dict:
-    b = bench_cls(f"cost-{scenario}{n}-{intake}-{run}")
-    twin_bench = bench_cls(f"twin-{scenario}{n}-{intake}-{run}")
-    try:
-        for bench in (b, twin_bench):
-            make_panes(bench, scenario, n, python)
-            bench.tmux("kill-session", "-t", "bench")  # only the agent panes
+    with twin_pair(bench_cls, f"cost-{scenario}{n}-{intake}-{run}", scenario, n,
+                   python) as (b, twin_bench):
         time.sleep(3 if scenario == "idle" else 5)  # the panes' own start is not measured
         server, twin = psutil.Process(b.server_pid), psutil.Process(twin_bench.server_pid)
-        alone, twin_alone = Sample([server]), Sample([twin])
-        time.sleep(seconds)
-        tmux_alone = alone.seconds() / seconds
-        apart = tmux_alone - twin_alone.seconds() / seconds  # the servers' own difference
+        tmux_alone, twin_alone = side_by_side([server], [twin], seconds)
+        apart = tmux_alone - twin_alone  # the servers' own difference
         panes = pane_pids(b)
         t0 = time.monotonic()
         sc = b.sidecar(interval, intake)
@@ -168,10 +186,8 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
         sc.terminate()
         sc.wait(10)
         time.sleep(3)
-        again, twin_again = Sample([server]), Sample([twin])
-        time.sleep(seconds)
-        after = again.seconds() / seconds
-        apart = (apart + after - twin_again.seconds() / seconds) / 2
+        after, twin_after = side_by_side([server], [twin], seconds)
+        apart = (apart + after - twin_after) / 2
         tmux_alone = (tmux_alone + after) / 2
         added = sidecar + tmux_with - tmux_alone
         twin_added = sidecar + tmux_with - twin_then - apart
@@ -182,9 +198,6 @@ def one_run(bench_cls, scenario: str, n: int, intake: str, seconds: float, pytho
                 "twin": 100 * twin_then, "twin_added": 100 * twin_added,
                 "twin_ratio": twin_added / twin_then if twin_then > 0 else float("inf"),
                 "rss": max(rss, default=0) / 2**20, "cold": cold, "alive": alive}
-    finally:
-        b.close()
-        twin_bench.close()
 
 
 def cmd_cost(args, bench_cls, python: str) -> None:
@@ -227,17 +240,11 @@ def cmd_floor(args, bench_cls, python: str) -> None:
     print(f"{args.panes} busy panes, {args.seconds:.0f} s a phase; % of one core; "
           f"twin: the same panes on a server never piped, the same seconds")
     for run in range(1, args.runs + 1):
-        b, twin_bench = bench_cls(f"floor-{run}"), bench_cls(f"floor-twin-{run}")
-        try:
-            for bench in (b, twin_bench):
-                make_panes(bench, "busy", args.panes, python)
-                bench.tmux("kill-session", "-t", "bench")
+        with twin_pair(bench_cls, f"floor-{run}", "busy", args.panes, python) as (b, twin_bench):
             time.sleep(5)
             server, twin = psutil.Process(b.server_pid), psutil.Process(twin_bench.server_pid)
-            alone, twin_alone = Sample([server]), Sample([twin])
-            time.sleep(args.seconds)
-            tmux_alone = alone.seconds() / args.seconds
-            apart = tmux_alone - twin_alone.seconds() / args.seconds
+            tmux_alone, twin_alone = side_by_side([server], [twin], args.seconds)
+            apart = tmux_alone - twin_alone
             panes = pane_pids(b)
             for pane in b.tmux("list-panes", "-a", "-F", "#{pane_id}").split():
                 b.tmux("pipe-pane", "-O", "-t", pane, "exec cat > /dev/null")
@@ -253,9 +260,6 @@ def cmd_floor(args, bench_cls, python: str) -> None:
                   f", piped: server {100 * server_added:+.2f}, cats {100 * cat_cpu:.2f}; added "
                   f"{100 * added:.2f} = {added / twin_cpu if twin_cpu else float('inf'):.2f}x "
                   f"the twin's tmux", flush=True)
-        finally:
-            b.close()
-            twin_bench.close()
     parse_floor(args.panes)
 
 
@@ -268,13 +272,11 @@ def parse_floor(n: int, simulated: float = 30.0, reads=(0.1, 0.5, 2.0)) -> None:
     panes = []  # per pane: its bytes at each tick, and its screen's size
     for i in range(n):
         fx = chosen[i % len(chosen)]
-        data, rng = fx.path.read_bytes(), random.Random(i)
-        pos, sizes, chunks = rng.randrange(len(data)), tick_sizes(rng, 750, 10_000), []
-        looped = data * (2 + 10_000 // len(data))  # a burst may wrap past the end
-        for _ in range(ticks):
-            size = next(sizes)
-            chunks.append(looped[pos:pos + size])
-            pos = (pos + size) % len(data)
+        # as `make_panes` replays it (looped, from anywhere, seed i), less the start it writes
+        # at once
+        paced = (data for data, tick in writes([fx.path.read_bytes()], random.Random(i),
+                                               750, 10_000, True, True) if tick)
+        chunks = [next(paced) for _ in range(ticks)]
         panes.append((chunks, fx.rows, fx.cols))
     for every in reads:
         per_read = max(1, round(every / TICK))

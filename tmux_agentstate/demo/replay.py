@@ -25,11 +25,35 @@ TICK = 0.1  # seconds between writes
 
 def tick_sizes(rng: random.Random, rate: float, peak: float):
     """Bytes to write at each tick: most at half the mean rate, a few bursts at the peak,
-    mean = `rate` (bench_cost's parse floor feeds the same shape without a terminal)."""
+    mean = `rate`."""
     base = rate / 2
     p_burst = (rate - base) / max(peak - base, 1.0)
     while True:
         yield max(1, int((peak if rng.random() < p_burst else base) * TICK))
+
+
+def writes(captures: list[bytes], rng: random.Random, rate: float = 0, peak: float = 10_000,
+           loop: bool = False, from_anywhere: bool = False):
+    """What the replay writes, in order: (bytes, paced), `paced` when a tick (TICK) passes
+    after it. bench_cost's parse floor takes the same bytes from the same seeds without a
+    terminal."""
+    sizes = tick_sizes(rng, rate, peak) if rate else None
+    # where the first pass starts: a random capture, at a random byte (after its start-up)
+    anywhere = from_anywhere
+    skip = rng.randrange(len(captures)) if anywhere else 0
+    while True:
+        for data in captures[skip:]:
+            pos = 0
+            if anywhere:
+                pos, anywhere = rng.randrange(len(data)) if data else 0, False
+                yield data[:pos], False
+            while pos < len(data):
+                n = next(sizes) if sizes else len(data)
+                yield data[pos:pos + n], sizes is not None
+                pos += n
+        skip = 0
+        if not loop:
+            return
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,33 +69,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-hold", action="store_true", help="exit after the last byte")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    rng = random.Random(args.seed)
     out = sys.stdout.buffer
     captures = []
     for name in args.files:
-        with open(name, "rb") as f:
-            captures.append(f.read())
-    sizes = tick_sizes(rng, args.rate, args.peak) if args.rate else None
-    # where the first pass starts: a random capture, at a random byte (after its start-up)
-    anywhere = args.from_anywhere
-    skip = rng.randrange(len(captures)) if anywhere else 0
-    while True:
-        for data in captures[skip:]:
-            pos = 0
-            if anywhere:
-                pos, anywhere = rng.randrange(len(data)), False
-                out.write(data[:pos])
-                out.flush()
-            while pos < len(data):
-                n = next(sizes) if sizes else len(data)
-                out.write(data[pos:pos + n])
-                out.flush()
-                pos += n
-                if sizes:
-                    time.sleep(TICK)
-        skip = 0
-        if not args.loop:
-            break
+        try:
+            with open(name, "rb") as f:
+                captures.append(f.read())
+        except OSError as e:
+            print(f"replay: {name}: {e.strerror}", file=sys.stderr)
+            return 2
+    if not any(captures) and args.loop:
+        print("replay: nothing to loop: every capture is empty", file=sys.stderr)
+        return 2
+    for data, paced in writes(captures, random.Random(args.seed), args.rate, args.peak,
+                              args.loop, args.from_anywhere):
+        out.write(data)
+        out.flush()
+        if paced:
+            time.sleep(TICK)
     if not args.no_hold:
         while True:
             time.sleep(3600)

@@ -123,6 +123,48 @@ class OuterClient:
         subprocess.run(["tmux", "-L", self.outer, "kill-server"], capture_output=True)
 
 
+class OutputTap:
+    """Every byte a pane wrote, as tmux itself saw it: a control client of the test's own
+    (`%output`, no sidecar in the way), so a test can tell what an agent sent from what the
+    sidecar made of it. Attached with `ignore-size,read-only`: it never sizes or types."""
+
+    def __init__(self, server: TmuxServer, pane: str):
+        import threading
+        session = server.cmd("display-message", "-p", "-t", pane, "#{session_name}")
+        self.pane, self._chunks = pane, []
+        self._proc = subprocess.Popen(
+            ["tmux", "-L", server.name, "-C", "attach-session", "-t", session, "-f",
+             "ignore-size,read-only"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        import re
+        head = f"%output {self.pane} ".encode()
+        octal = re.compile(rb"\\([0-7]{3})")  # tmux writes bytes < 0x20 and a backslash as \ooo
+        for line in self._proc.stdout:
+            if line.startswith(head):
+                self._chunks.append(octal.sub(lambda m: bytes([int(m[1], 8)]), line[len(head):-1]))
+
+    def data(self) -> bytes:
+        return b"".join(list(self._chunks))
+
+    def reports(self) -> list[str]:
+        """The payload of every complete `OSC 7501` report the pane wrote, in order."""
+        import re
+        return [m.decode(errors="replace") for m in
+                re.findall(rb"\x1b\]7501;([^\x07\x1b]*)(?:\x07|\x1b\\)", self.data())]
+
+    def close(self) -> None:
+        try:
+            self._proc.stdin.close()  # a control client leaves when its input ends
+            self._proc.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            self._proc.kill()
+        self._reader.join(2)
+
+
 class PtyClient:
     """A real tmux client in a pseudo-terminal of the test's own: `output()` is every byte
     written to its terminal (by tmux, and by the sidecar to the client's tty). It answers

@@ -282,3 +282,54 @@ def test_line_blocks_drawn_at_once_equal_drawn_one_by_one(monkeypatch):
     for i, d, r, c in inputs:
         s = sc.replay(d, r, c)
         assert (s.rows(), s.cursor) == batched[i], i
+
+
+def test_deferred_bytes_give_the_screen_fed_bytes_give():
+    """A working pane's bytes may be parsed later, in one go (`defer`): whatever reads the
+    screen (rows, cursor, title, the changed text, a resize) first parses what waits, so the
+    screen is the one feeding every read as it came gives. Real busy captures, cut at random,
+    each part fed or deferred at random, with reads between."""
+    from tmux_agentstate.core.fixtures import load_index
+
+    rng = random.Random(29)
+    fixtures = [f for f in load_index() if f.path.stat().st_size > 20_000]
+    for fx in rng.sample(fixtures, min(12, len(fixtures))):
+        data = fx.path.read_bytes()
+        fed, mixed = PaneScreen(fx.rows, fx.cols), PaneScreen(fx.rows, fx.cols)
+        pos = 0
+        while pos < len(data):
+            part = data[pos:pos + rng.randint(1, 900)]
+            pos += len(part)
+            fed.feed(part)
+            (mixed.defer if rng.random() < 0.8 else mixed.feed)(part)
+            if rng.random() < 0.05:
+                assert mixed.take_changed_text() == fed.take_changed_text(), fx.path
+        assert (mixed.rows(), mixed.cursor, mixed.title) == (fed.rows(), fed.cursor, fed.title), fx.path
+    screen = PaneScreen(5, 20)
+    screen.defer(b"\x1b[2J\x1b[5;1H" + b"0123456789" * 3)  # drawn at 20 columns: it wrapped
+    screen.resize(5, 40)
+    assert screen.rows()[3:] == ["01234567890123456789", "0123456789"]
+
+
+def test_deferred_bytes_never_hold_back_the_agents_own_report():
+    """Bytes that may carry an `OSC 7501` report are parsed at once, with the time they came,
+    even when the report's start was cut off by the read before: the report is news."""
+    report = b"\x1b]7501;state=blocked:app=codex\x07"
+    for cut in range(len(report) + 1):
+        screen = PaneScreen(5, 40)
+        first = b"spinner " + report[:cut]
+        took_first = screen.defer(first, at=100.0)
+        took_second = screen.defer(report[cut:] + b" more", at=200.0)
+        assert screen.status.root is not None, cut
+        assert took_first or took_second, cut
+        assert screen.status.root.at == (100.0 if cut == len(report) else 200.0), cut
+    marker = len(b"\x1b]7501;")
+    for i in range(1, marker):  # its start cut over three reads, the middle ones short
+        for j in range(i + 1, marker + 1):
+            screen = PaneScreen(5, 40)
+            for at, part in enumerate((b"spinner " + report[:i], report[i:j], report[j:] + b" more")):
+                screen.defer(part, at=float(at))
+            assert screen.status.root is not None and screen.status.root.at == 2.0, (i, j)
+    screen = PaneScreen(5, 40)
+    screen.defer(b"x" * 40000)  # past DEFER_MAX: parsed at once, whoever reads
+    assert not screen._deferred

@@ -34,14 +34,24 @@ class ScreenView:
         return text
 
 
+# deferred bytes parsed at once past this many, whoever reads the screen: a catch-up costs
+# what the intake's own parse of one read may (milliseconds), never more
+DEFER_MAX = 32768
+
+
 class PaneScreen:
-    """Raw pane bytes in, visible rows / cursor / title / last agent OSC out."""
+    """Raw pane bytes in, visible rows / cursor / title / last agent OSC out.
+
+    Bytes may be fed now (`feed`) or later (`defer`): deferred ones are parsed in one go when
+    anything reads the screen, which every reader below does first (`_catch_up`). Most of a
+    parse's cost is per call, not per byte: a busy pane's 10 small writes a second parsed as
+    they come cost twice what one parse of them all costs."""
 
     def __init__(self, rows: int = 32, cols: int = 120):
         self._cells = Cells(cols, rows)
         self._cells.osc = self._osc  # the stream reports OSCs to the screen
         self._stream = ByteStream(self._cells)
-        self.title = ""
+        self._title = ""
         # the agent's own reports (OSC 7501), and the payload of the last root one taken (e.g.
         # "state=blocked:app=codex"; "" once cleared): the `osc_state` region rules read
         self.status = StatusBoard()
@@ -52,7 +62,10 @@ class PaneScreen:
         self.dirty = True        # changed since the last `take_view()`
         self._seen_meta = ("", "")
         self._seen_rows: list[str] = []  # the rows at the last look
-        self.bytes_fed = 0
+        self._deferred: list[bytes] = []   # bytes not parsed yet (`defer`), in order
+        self._deferred_size = 0
+        self._deferred_at = 0.0
+        self._last_bytes = b""  # the end of the last bytes in: a report's start cut by a read
 
     # -- input ------------------------------------------------------------------------------------
     def feed(self, data: bytes, at: float = 0.0) -> bool:
@@ -60,13 +73,41 @@ class PaneScreen:
         report (a record taken, replaced or cleared)."""
         if not data:
             return False
-        serial = self.status.serial
+        serial = self.status.serial  # before the catch-up: a report in it is news too
+        self._catch_up()
         self._bytes_at = at
+        self._last_bytes = _tail(self._last_bytes, data)
         self._stream.feed(data)
-        self.bytes_fed += len(data)
         self.last_output = time.monotonic()
         self.dirty = True
         return self.status.serial != serial
+
+    def defer(self, data: bytes, at: float = 0.0) -> bool:
+        """Bytes whose parse can wait until the screen is next read (the intake decides: a
+        working agent's bytes that hold no word of a prompt). Bytes that may hold the agent's
+        own report are fed at once instead, so it is taken with the time it came: as `feed`."""
+        if not data:
+            return False
+        if (_OSC_STATE in data or _OSC_STATE in self._last_bytes + data[:len(_OSC_STATE)]
+                or (not self._deferred and self._stream.in_string)):  # a report's rest, maybe
+            return self.feed(data, at)
+        self._last_bytes = _tail(self._last_bytes, data)
+        self._deferred.append(data)
+        self._deferred_size += len(data)
+        self._deferred_at = at
+        self.last_output = time.monotonic()
+        self.dirty = True
+        if self._deferred_size > DEFER_MAX:
+            self._catch_up()
+        return False
+
+    def _catch_up(self) -> None:
+        """Parse the deferred bytes, before anything reads the screen or more bytes come."""
+        if self._deferred:
+            data = self._deferred[0] if len(self._deferred) == 1 else b"".join(self._deferred)
+            self._deferred, self._deferred_size = [], 0
+            self._bytes_at = self._deferred_at
+            self._stream.feed(data)
 
     def note_bytes(self, data: bytes, at: float) -> bool:
         """Bytes not parsed (a flood, dropped): their reports still count, found by search."""
@@ -81,21 +122,24 @@ class PaneScreen:
 
     def feed_text(self, text: str) -> None:
         """For seeding from `capture-pane -p -e`, which tmux already decoded."""
+        self._catch_up()
         self._stream.feed_text(text)
         self.dirty = True
 
     def flush(self) -> None:
         """End of a capture: a truncated UTF-8 tail becomes U+FFFD."""
+        self._catch_up()
         self._stream.flush()
 
     def _osc(self, code: str, payload: str) -> None:
         if code in ("0", "2"):
-            self.title = payload
+            self._title = payload
         elif code == "7501":
             take_reports(self, (payload,), self._bytes_at)
 
     def resize(self, rows: int, cols: int) -> None:
         if (rows, cols) != (self.lines, self.columns):
+            self._catch_up()  # drawn at the old size
             self._cells.resize(rows, cols)
             self.dirty = True
 
@@ -109,15 +153,28 @@ class PaneScreen:
         return self._cells.columns
 
     @property
+    def title(self) -> str:
+        self._catch_up()
+        return self._title
+
+    @title.setter
+    def title(self, title: str) -> None:
+        self._catch_up()
+        self._title = title
+
+    @property
     def cursor(self) -> tuple[int, int]:
+        self._catch_up()
         return self._cells.cursor.y, self._cells.cursor.x
 
     @property
     def on_alt_screen(self) -> bool:
+        self._catch_up()
         return self._cells.on_alt_screen
 
     @property
     def invalid_utf8(self) -> int:
+        self._catch_up()
         return self._stream.replacements
 
     @property
@@ -126,17 +183,19 @@ class PaneScreen:
         return self._stream.truncated_tail
 
     def rows(self) -> list[str]:
+        self._catch_up()
         return self._cells.rows()
 
     def view(self) -> ScreenView:
-        return ScreenView(self.rows(), self._cells.cursor.y, self.title, self.osc_state)
+        rows = self.rows()
+        return ScreenView(rows, self._cells.cursor.y, self._title, self.osc_state)
 
     def take_view(self) -> ScreenView:
         """The view, marking the screen clean (the sweep classifies dirty screens only)."""
         self.dirty = False
         view = self.view()
         self._seen_rows = list(view.rows)
-        self._seen_meta = (self.title, self.osc_state)
+        self._seen_meta = (self._title, self.osc_state)
         return view
 
     def take_changed_text(self) -> str:
@@ -145,10 +204,10 @@ class PaneScreen:
         # a row whose text the last look saw on any row is not new: output that scrolls moves
         # every row, and a prompt's words scrolling by in a busy agent's transcript hit the
         # pre-check at every look (most of 50 busy panes' classifications)
-        rows, seen = self._cells.rows(), set(self._seen_rows)
+        rows, seen = self.rows(), set(self._seen_rows)
         parts = [row for row in rows if row not in seen]
         self._seen_rows = rows
-        meta = (self.title, self.osc_state)
+        meta = (self._title, self.osc_state)
         if meta != self._seen_meta:
             parts.extend(meta)
             self._seen_meta = meta
@@ -169,9 +228,17 @@ def take_reports(screen: "PaneScreen | CapturedScreen", payloads, at: float) -> 
 
 
 _OSC_STATE = b"\x1b]7501;"  # an agent's own state report; tmux keeps no trace of it
+
 # where an OSC ends, as vtstream ends it: BEL or an ESC (ST, or the next sequence's start);
 # CAN and SUB abandon it
 _OSC_END = re.compile(rb"[\x07\x1b\x18\x1a]")
+
+
+def _tail(before: bytes, data: bytes) -> bytes:
+    """The last bytes in, as many as a report's start: a start cut over several short reads
+    ("\x1b]75", "0", "1;state=…") is still seen whole."""
+    n = len(_OSC_STATE)
+    return data[-n:] if len(data) >= n else (before + data)[-n:]
 
 
 class OscScan:

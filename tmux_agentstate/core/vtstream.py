@@ -122,6 +122,11 @@ class ByteStream:
             self.replacements += text.count("\ufffd")
         self.feed_text(text)
 
+    @property
+    def in_string(self) -> bool:
+        """Inside a string sequence (an OSC, a DCS…) whose end has not come yet."""
+        return self._string is not None
+
     def flush(self) -> None:
         """End of input: a truncated UTF-8 sequence becomes U+FFFD, a cut-off escape is dropped."""
         self.truncated_tail = bool(self._decoder.getstate()[0])

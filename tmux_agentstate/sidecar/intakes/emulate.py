@@ -75,6 +75,14 @@ class EmulateIntake(PipedIntake):
         w.due = w.last_byte + self.config.quiet
         return True
 
+    def _may_defer(self, w: PaneWatch) -> bool:
+        """Whether this working pane's bytes may wait to be parsed: its look is put off
+        (`_put_off`), so nothing reads its screen before then. Not when its bytes since the
+        last look hold a prompt's word (looked at `settle` after), nor for a pane in any other
+        state (its first bytes are news: working at once)."""
+        return (w.state is not None and w.state.state == "working"
+                and w.pane_id not in self._worded)
+
     def _note_words(self, w: PaneWatch, data: bytes) -> bool:
         """Note whether these bytes of a working pane may draw a prompt's words (`_put_off`):
         whether they are the first since its last look that do."""
@@ -116,12 +124,17 @@ class EmulateIntake(PipedIntake):
             return
         w.window_bytes += len(data)
         self._counted[w.pane_id] = w  # its counts start again at the next seed
+        worded = self._note_words(w, data)
         started = time.perf_counter()
-        reported = w.screen.feed(data, wall)
+        if self._may_defer(w):
+            # parsed when the screen is next read: at its look, put off till a pause or
+            # `busy_classify` (`_put_off`, `worth_classifying`), in one go
+            reported = w.screen.defer(data, wall)
+        else:
+            reported = w.screen.feed(data, wall)
         w.window_parse += time.perf_counter() - started
         if w.window_parse > c.flood_seconds:
             self._flood(w, f"> {c.flood_seconds * 1000:.0f} ms of parsing a sweep")
-        worded = self._note_words(w, data)
         if reported:  # the agent's own report changed: classified and published at once
             w.due = now
             self._worded.add(pane_id)

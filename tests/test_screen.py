@@ -333,3 +333,15 @@ def test_deferred_bytes_never_hold_back_the_agents_own_report():
     screen = PaneScreen(5, 40)
     screen.defer(b"x" * 40000)  # past DEFER_MAX: parsed at once, whoever reads
     assert not screen._deferred
+
+
+def test_parse_time_counts_wherever_deferred_bytes_are_caught_up():
+    """The intake's flood test (`flood_seconds`) counts parsing time: deferred bytes parsed
+    at a look, by whatever reads the screen, count as bytes parsed when they come do."""
+    screen = PaneScreen(24, 80)
+    screen.defer(b"\x1b[4h" + b"x\x1b[1;1H" * 2000)  # insert mode: costly per byte
+    assert screen.take_parse_seconds() == 0.0  # not parsed yet
+    screen.rows()
+    assert screen.take_parse_seconds() > 0.0 and screen.take_parse_seconds() == 0.0
+    screen.feed(b"more")
+    assert screen.take_parse_seconds() > 0.0

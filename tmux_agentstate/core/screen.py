@@ -66,6 +66,9 @@ class PaneScreen:
         self._deferred_size = 0
         self._deferred_at = 0.0
         self._last_bytes = b""  # the end of the last bytes in: a report's start cut by a read
+        # seconds spent parsing bytes since `take_parse_seconds`, deferred ones included
+        # wherever they were caught up: what the intake's flood test counts
+        self._parse_seconds = 0.0
 
     # -- input ------------------------------------------------------------------------------------
     def feed(self, data: bytes, at: float = 0.0) -> bool:
@@ -77,7 +80,9 @@ class PaneScreen:
         self._catch_up()
         self._bytes_at = at
         self._last_bytes = _tail(self._last_bytes, data)
+        started = time.perf_counter()
         self._stream.feed(data)
+        self._parse_seconds += time.perf_counter() - started
         self.last_output = time.monotonic()
         self.dirty = True
         return self.status.serial != serial
@@ -107,7 +112,14 @@ class PaneScreen:
             data = self._deferred[0] if len(self._deferred) == 1 else b"".join(self._deferred)
             self._deferred, self._deferred_size = [], 0
             self._bytes_at = self._deferred_at
+            started = time.perf_counter()
             self._stream.feed(data)
+            self._parse_seconds += time.perf_counter() - started
+
+    def take_parse_seconds(self) -> float:
+        """Seconds spent parsing since the last call: a look's catch-up counts as a feed does."""
+        spent, self._parse_seconds = self._parse_seconds, 0.0
+        return spent
 
     def note_bytes(self, data: bytes, at: float) -> bool:
         """Bytes not parsed (a flood, dropped): their reports still count, found by search."""

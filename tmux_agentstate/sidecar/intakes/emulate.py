@@ -125,14 +125,13 @@ class EmulateIntake(PipedIntake):
         w.window_bytes += len(data)
         self._counted[w.pane_id] = w  # its counts start again at the next seed
         worded = self._note_words(w, data)
-        started = time.perf_counter()
         if self._may_defer(w):
             # parsed when the screen is next read: at its look, put off till a pause or
             # `busy_classify` (`_put_off`, `worth_classifying`), in one go
             reported = w.screen.defer(data, wall)
         else:
             reported = w.screen.feed(data, wall)
-        w.window_parse += time.perf_counter() - started
+        w.window_parse += w.screen.take_parse_seconds()  # a look's catch-up since, too
         if w.window_parse > c.flood_seconds:
             self._flood(w, f"> {c.flood_seconds * 1000:.0f} ms of parsing a sweep")
         if reported:  # the agent's own report changed: classified and published at once

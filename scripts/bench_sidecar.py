@@ -87,6 +87,9 @@ class Bench:
                 except subprocess.TimeoutExpired:
                     p.kill()
         subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
+        # tmux 3.3a leaves its socket file behind when it quits
+        folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+        (folder / self.name).unlink(missing_ok=True)
 
 
 def cpu_seconds(pid: int) -> float:

@@ -49,6 +49,16 @@ def wait_for(fn, timeout=10.0, interval=0.05, message="condition"):
     raise AssertionError(f"timed out waiting for {message}; last value: {value!r}")
 
 
+def forget_socket(name: str) -> None:
+    """tmux 3.3a leaves its socket file behind when it quits: a run of the suite left
+    thousands in /tmp/tmux-UID. Removed once the server was told to quit (no name is reused)."""
+    folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+    try:
+        (folder / name).unlink()
+    except OSError:
+        pass
+
+
 class TmuxServer:
     """A private tmux server for one test (its own socket, no user config)."""
 
@@ -87,6 +97,7 @@ class TmuxServer:
 
     def kill(self):
         subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
+        forget_socket(self.name)
 
 
 @pytest.fixture
@@ -121,6 +132,7 @@ class OuterClient:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.outer, "kill-server"], capture_output=True)
+        forget_socket(self.outer)
 
 
 class OutputTap:

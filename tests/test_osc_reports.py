@@ -351,17 +351,19 @@ def test_a_real_codex_reports_reach_the_pane(tmux_server, sidecar, codex_home, i
     tap = OutputTap(tmux_server, agent.pane)
     obs = Observer(tmux_server, agent.pane)
     records = []  # every @agentstate_osc the sidecar published, in order
+    import threading
+    polling = threading.Lock()  # the test and its poller thread both poll
 
     def poll():
-        value = tmux_server.option(agent.pane, "@agentstate_osc")
-        if value and (not records or records[-1] != value):
-            records.append(value)
-        return value
+        with polling:
+            value = tmux_server.option(agent.pane, "@agentstate_osc")
+            if value and (not records or records[-1] != value):
+                records.append(value)
+            return value
     try:
         agent.wait_text("? for shortcuts", timeout=60)
         wait_for(lambda: poll().startswith("idle ") and poll().split()[2] == "codex", timeout=15,
                  message="Codex's own idle report")
-        import threading
         stop = threading.Event()
         poller = threading.Thread(target=lambda: [poll() or True for _ in iter(lambda: stop.wait(0.03), True)],
                                   daemon=True)

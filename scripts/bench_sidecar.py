@@ -20,8 +20,10 @@ floor     busy panes piped into `cat > /dev/null`, no sidecar: what streaming co
 flood     one agent pane prints MB of text; another draws a permission prompt: time until
           @agentstate=blocked, and the sidecar's peak RSS.
 accuracy  fake Claude-like agents on autopilot write their true state to side files; the
-          option is sampled every 50 ms: latency (prompt drawn → blocked), linger (answered →
-          not blocked), false alarms.
+          option is sampled every --sample s (10 ms) through one control client of the
+          bench's own: latency (prompt drawn → blocked), linger (answered → not blocked),
+          false alarms. A latency is late by up to one sample (it was 50 ms, and a `tmux`
+          process per sample: ~30 ms on the median).
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ from tmux_agentstate.sidecar.config import INTAKES  # noqa: E402
 from tmux_agentstate.core.fixtures import load_index  # noqa: E402
 from tmux_agentstate.core.screen import PaneScreen  # noqa: E402
 from tmux_agentstate.tmux import Tmux  # noqa: E402
+from tmux_agentstate.tmux.control import ControlClient  # noqa: E402
 
 PY = sys.executable
 
@@ -245,14 +248,20 @@ def cmd_accuracy(args) -> None:
         c0 = cpu_seconds(sc.pid)
         t0 = time.monotonic()
         fmt = "#{pane_id} #{@agentstate}"
-        while time.time() < t_end:
-            now = time.time()
-            out = b.tmux("list-panes", "-a", "-F", fmt)
-            for line in out.splitlines():
-                pid, _, state = line.partition(" ")
-                if pid in samples:
-                    samples[pid].append((now, state))
-            time.sleep(0.05)
+        sampler = ControlClient(["tmux", "-L", b.name])  # a sample without starting a process
+        sampler.connect("bench")
+        try:
+            while time.time() < t_end:
+                asked = time.time()
+                (ok, out), = sampler.run([["list-panes", "-a", "-F", fmt]])
+                now = (asked + time.time()) / 2  # tmux read the options between the two
+                for line in out.splitlines() if ok else ():
+                    pid, _, state = line.partition(" ")
+                    if pid in samples:
+                        samples[pid].append((now, state))
+                time.sleep(max(0.0, args.sample - (time.time() - asked)))
+        finally:
+            sampler.close()
         cpu = 100 * (cpu_seconds(sc.pid) - c0) / (time.monotonic() - t0)
         report_accuracy(panes, truths, samples, cpu, args)
     finally:
@@ -311,7 +320,7 @@ def report_accuracy(panes, truths, samples, cpu, args) -> None:
             if false and state_at(truth, t - args.interval) == "blocked":
                 false = False
             if false:
-                dt = t - seen[i - 1][0] if i else 0.05
+                dt = t - seen[i - 1][0] if i else args.sample
                 false_secs[real] += dt
                 if not prev_false:
                     false_eps[real] += 1
@@ -325,7 +334,7 @@ def report_accuracy(panes, truths, samples, cpu, args) -> None:
     print(f"false 'blocked': while working {false_eps['working']} episodes / {false_secs['working']:.1f} s,"
           f" while idle {false_eps['idle']} / {false_secs['idle']:.1f} s")
     print(f"samples agreeing with the truth: {100 * agree / max(total, 1):.1f}% of {total}"
-          f" (a 50 ms sample lags any change by up to one classification)")
+          f" (a sample lags any change by up to one classification)")
     print(f"sidecar CPU: {cpu:.2f}% of a core")
 
 
@@ -350,6 +359,7 @@ def main() -> int:
     ac.add_argument("--agents", type=int, default=6)
     ac.add_argument("--interval", type=float, default=0.7)
     ac.add_argument("--intake", choices=INTAKES, default="pipe")
+    ac.add_argument("--sample", type=float, default=0.01, help="seconds between samples")
     co = sub.add_parser("cost", help="what the sidecar adds to tmux's own CPU (bench_cost.py)")
     co.add_argument("--scenarios", default="idle:200,busy:50",
                     help="comma-separated idle:N (agents waiting), busy:N (replaying) and "

@@ -60,6 +60,7 @@ class Bench:
         self.env.pop("TMUX", None)
         self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "bench", "-x", "120", "-y", "32")
         self.adapter = Tmux(socket_name=self.name)
+        self.socket_path = self.adapter.socket()
         self.server_pid = int(self.tmux("display-message", "-p", "#{pid}"))
         self.procs: list[subprocess.Popen] = []
 
@@ -90,9 +91,7 @@ class Bench:
                 except subprocess.TimeoutExpired:
                     p.kill()
         subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
-        # tmux 3.3a leaves its socket file behind when it quits
-        folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-        (folder / self.name).unlink(missing_ok=True)
+        Path(self.socket_path).unlink(missing_ok=True)  # tmux 3.3a leaves it behind
 
 
 def cpu_seconds(pid: int) -> float:

@@ -49,16 +49,6 @@ def wait_for(fn, timeout=10.0, interval=0.05, message="condition"):
     raise AssertionError(f"timed out waiting for {message}; last value: {value!r}")
 
 
-def forget_socket(name: str) -> None:
-    """tmux 3.3a leaves its socket file behind when it quits: a run of the suite left
-    thousands in /tmp/tmux-UID. Removed once the server was told to quit (no name is reused)."""
-    folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-    try:
-        (folder / name).unlink()
-    except OSError:
-        pass
-
-
 class TmuxServer:
     """A private tmux server for one test (its own socket, no user config)."""
 
@@ -72,6 +62,7 @@ class TmuxServer:
         # types at its prompt, and an rc that is slow (pyenv's rehash waits 60 s on a lock a
         # killed shell left behind) must not stand between them
         self.cmd("set-option", "-g", "default-command", "exec bash --norc --noprofile")
+        self.socket_path = self.tmux.socket()
 
     def cmd(self, *args) -> str:
         out = subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True)
@@ -97,13 +88,15 @@ class TmuxServer:
 
     def kill(self):
         subprocess.run(["tmux", "-L", self.name, "kill-server"], capture_output=True)
-        forget_socket(self.name)
+        # tmux 3.3a leaves its socket file behind when it quits: a run of the suite left
+        # thousands in /tmp/tmux-UID (no name is used twice)
+        Path(self.socket_path).unlink(missing_ok=True)
 
 
 @pytest.fixture
 def tmux_server():
     srv = TmuxServer(f"agentstate-test-{os.getpid()}-{next(_names)}")
-    runtime_dir = Runtime(srv.tmux.socket()).dir
+    runtime_dir = Runtime(srv.socket_path).dir
     yield srv
     srv.kill()
     shutil.rmtree(runtime_dir, ignore_errors=True)  # a sidecar killed by the test left it
@@ -120,6 +113,9 @@ class OuterClient:
         subprocess.run(["tmux", "-L", self.outer, "-f", "/dev/null", "new-session", "-d", "-x",
                         str(cols), "-y", str(rows), f"tmux -L {server.name} attach -t {session}"],
                        env=env, check=True)
+        self.outer_socket = subprocess.run(
+            ["tmux", "-L", self.outer, "display-message", "-p", "#{socket_path}"],
+            capture_output=True, text=True).stdout.strip()
         wait_for(lambda: self.name(), message="client attached")
 
     def name(self) -> str:
@@ -132,7 +128,8 @@ class OuterClient:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.outer, "kill-server"], capture_output=True)
-        forget_socket(self.outer)
+        if self.outer_socket:  # left behind, as the inner server's (TmuxServer.kill)
+            Path(self.outer_socket).unlink(missing_ok=True)
 
 
 class OutputTap:

@@ -3,6 +3,7 @@
 
     .venv/bin/python scripts/bench_sidecar.py cost [--scenarios idle:200,busy:50] [--runs 3]
     .venv/bin/python scripts/bench_sidecar.py floor [--panes 50] [--runs 3]
+    .venv/bin/python scripts/bench_sidecar.py stages [--panes 50] [--seconds 45]
     .venv/bin/python scripts/bench_sidecar.py load [--panes 1,10,50] [--seconds 60]
     .venv/bin/python scripts/bench_sidecar.py flood [--mb 50]
     .venv/bin/python scripts/bench_sidecar.py accuracy [--minutes 5] [--agents 6]
@@ -17,6 +18,8 @@ load      N agent panes replay real captures at ~0.75 KB/s (bursts to 10 KB/s); 
 cost      what the sidecar adds to tmux's own CPU, idle and busy panes, both intakes
           (bench_cost.py; the figures in docs/figures.md come from it)
 floor     busy panes piped into `cat > /dev/null`, no sidecar: what streaming costs alone
+stages    busy panes watched by a sidecar whose stages are clocked (thread CPU time): where
+          its CPU goes (bench_stages.py)
 flood     one agent pane prints MB of text; another draws a permission prompt: time until
           @agentstate=blocked, and the sidecar's peak RSS.
 accuracy  fake Claude-like agents on autopilot write their true state to side files; the
@@ -341,6 +344,10 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "_poller":
         poller(sys.argv[2], sys.argv[3], float(sys.argv[4]))
         return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "_stages":  # the sidecar `stages` runs
+        from bench_stages import run_clocked
+        run_clocked(sys.argv[2], sys.argv[3:])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     lo = sub.add_parser("load")
@@ -371,7 +378,16 @@ def main() -> int:
     fo.add_argument("--panes", type=int, default=50)
     fo.add_argument("--runs", type=int, default=3)
     fo.add_argument("--seconds", type=float, default=30)
+    st = sub.add_parser("stages", help="where the sidecar's CPU goes (bench_stages.py)")
+    st.add_argument("--panes", type=int, default=50)
+    st.add_argument("--seconds", type=float, default=45)
+    st.add_argument("--warmup", type=float, default=15)
+    st.add_argument("--interval", type=float, default=0.7)
     args = ap.parse_args()
+    if args.cmd == "stages":
+        from bench_stages import cmd_stages
+        cmd_stages(args, Bench, PY, __file__)
+        return 0
     if args.cmd == "floor":
         from bench_cost import cmd_floor
         cmd_floor(args, Bench, PY)

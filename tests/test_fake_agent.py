@@ -125,7 +125,11 @@ class Server:
         return out.stdout
 
     def kill(self) -> None:
+        path = subprocess.run(["tmux", "-L", self.socket, "display-message", "-p",
+                               "#{socket_path}"], capture_output=True, text=True).stdout.strip()
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        if path:
+            Path(path).unlink(missing_ok=True)  # tmux 3.3a leaves it behind
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ import os
 import random
 import shlex
 import statistics
+import subprocess
 import time
 from contextlib import contextmanager
 
@@ -232,11 +233,69 @@ def cmd_cost(args, bench_cls, python: str) -> None:
                       flush=True)
 
 
+# the least a Python reader of N panes' FIFOs can do: wait on them all, drain what each
+# holds, sleep as the sidecar does after a wake (intakes/base.py COALESCE); reads counted
+BARE_READER = r"""
+import os, selectors, signal, sys, time
+sel, held, reads = selectors.DefaultSelector(), [], [0]
+for path in sys.argv[2:]:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    held.append(os.open(path, os.O_WRONLY | os.O_NONBLOCK))  # never EOF between writers
+    sel.register(fd, selectors.EVENT_READ)
+def done(*_):
+    print(reads[0], flush=True)
+    os._exit(0)
+signal.signal(signal.SIGTERM, done)
+print("ready", flush=True)
+while True:
+    for key, _ in sel.select():
+        while True:
+            try:
+                reads[0] += 1
+                if len(os.read(key.fd, 65536)) < 65536:
+                    break
+            except BlockingIOError:
+                break
+    time.sleep(float(sys.argv[1]))
+"""
+
+
+def bare_reader(bench, panes: list[str], python: str, seconds: float) -> tuple[float, float]:
+    """The panes piped (a `cat` each) into FIFOs that a bare Python loop reads (BARE_READER):
+    its CPU in cores over `seconds`, and its reads a second over its life."""
+    from tmux_agentstate.sidecar.intakes.base import COALESCE
+    fifos = []
+    for pane in panes:
+        fifos.append(str(bench.tmp / f"bare-{pane.lstrip('%')}.fifo"))
+        os.mkfifo(fifos[-1], 0o600)
+    reader = subprocess.Popen([python, "-c", BARE_READER, str(COALESCE), *fifos],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        reader.stdout.readline()  # every FIFO open
+        started = time.monotonic()
+        for pane, fifo in zip(panes, fifos):
+            bench.tmux("pipe-pane", "-O", "-t", pane, f"exec cat > {shlex.quote(fifo)}")
+        time.sleep(3)
+        me = psutil.Process(reader.pid)
+        before, t0 = _cpu(me), time.monotonic()
+        time.sleep(seconds)
+        spent, dt = _cpu(me) - before, time.monotonic() - t0
+        reader.terminate()
+        reads = int(reader.stdout.readline() or 0)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+        reader.wait()
+    return spent / dt, reads / (time.monotonic() - started)
+
+
 def cmd_floor(args, bench_cls, python: str) -> None:
     """The floor of any intake that streams a pane's bytes: N busy panes, tmux alone, then
     each pane piped into `cat > /dev/null` (no sidecar): the server's added CPU, the cats'.
     A twin server with the same panes, never piped, is measured in the same seconds (tmux
-    alone drifts from minute to minute: see the module's docstring)."""
+    alone drifts from minute to minute: see the module's docstring). Then the same bytes
+    read by the least a Python reader does (BARE_READER): what any sidecar in Python pays
+    before it parses a byte."""
     print(f"{args.panes} busy panes, {args.seconds:.0f} s a phase; % of one core; "
           f"twin: the same panes on a server never piped, the same seconds")
     for run in range(1, args.runs + 1):
@@ -260,6 +319,10 @@ def cmd_floor(args, bench_cls, python: str) -> None:
                   f", piped: server {100 * server_added:+.2f}, cats {100 * cat_cpu:.2f}; added "
                   f"{100 * added:.2f} = {added / twin_cpu if twin_cpu else float('inf'):.2f}x "
                   f"the twin's tmux", flush=True)
+            bare, reads = bare_reader(b, b.tmux("list-panes", "-a", "-F", "#{pane_id}").split(),
+                                      python, args.seconds)
+            print(f"run {run}: a bare Python reader of the same bytes (wait on all, drain, "
+                  f"sleep as the sidecar): {100 * bare:.2f} % ({reads:.0f} reads/s)", flush=True)
     parse_floor(args.panes)
 
 

@@ -1,6 +1,8 @@
 """Hot reload of the manifests: watchdog wakes the sidecar on a change; the reload itself runs
 in the loop, at the next listing. A manifest folder that does not exist yet (the user's,
-before they make it) is watched from the listing that first sees it."""
+before they make it) is looked for at every sweep (a stat each), and watched and read from
+the sweep that first sees it: not from the next listing, which an idle sidecar makes every
+30 s."""
 from __future__ import annotations
 
 import logging
@@ -58,12 +60,14 @@ class ManifestWatch:
         self._reload.set()
 
     def reload_due(self) -> bool:
+        """At every sweep: whether the manifests are to be read again (a file changed, or a
+        manifest folder was made since the last sweep: then watched from now)."""
+        self._watch_new_folders()
         return self._reload.is_set() and not self.held()
 
     def reload(self) -> bool:
-        """At a listing: watch folders made since the last one; re-read the manifests if
-        anything changed. True if they were re-read."""
-        self._watch_new_folders()
+        """At a listing: re-read the manifests if anything changed. True if they were
+        re-read."""
         if not self.reload_due():
             return False
         self._reload.clear()
